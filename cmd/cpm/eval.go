@@ -1,0 +1,278 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+
+	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/sgd"
+)
+
+// evalResult accumulates the outcome of scoring a labelled data set.
+type evalResult struct {
+	classes   []float32
+	rows      int
+	wrong     int
+	confusion [][]int64 // [true][predicted], classes order; an extra last row/col for labels unknown to the model
+	faces     []int64   // binary: argmax face of the outer polytope, over rows whose true label is the outer label
+}
+
+func (r *evalResult) errorRate() float64 {
+	if r.rows == 0 {
+		return 0
+	}
+	return float64(r.wrong) / float64(r.rows)
+}
+
+func (r *evalResult) classIndex(y float32) int {
+	for i, c := range r.classes {
+		if c == y {
+			return i
+		}
+	}
+	return len(r.classes)
+}
+
+// evaluate streams the rows of path through model m, counting errors, the
+// confusion matrix and face assignments; with scoresPath it writes one
+// line per row: "score face" (binary) or the predicted label (one-vs-one).
+func evaluate(ctx context.Context, m *model.Model, path, scoresPath string) (*evalResult, error) {
+	c, err := sgd.NewClassifier(m)
+	if err != nil {
+		return nil, err
+	}
+	ordered := slices.Clone(m.Classes)
+	if !m.OvO {
+		slices.Sort(ordered)
+	}
+	res := &evalResult{classes: ordered, faces: make([]int64, m.K)}
+	res.confusion = make([][]int64, len(ordered)+1)
+	for i := range res.confusion {
+		res.confusion[i] = make([]int64, len(ordered)+1)
+	}
+	var out *bufio.Writer
+	if scoresPath != "" {
+		f, err := os.Create(scoresPath)
+		if err != nil {
+			return nil, fmt.Errorf("creating scores file: %w", err)
+		}
+		defer f.Close()
+		out = bufio.NewWriterSize(f, 1<<16)
+	}
+	st, err := reader.NewStream(path, 4096)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	var line []byte
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		b, err := st.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		for r := 0; r < b.Rows(); r++ {
+			y := b.Labels[r]
+			pred, score, face := c.Predict(b.Row(r))
+			res.rows++
+			if pred != y {
+				res.wrong++
+			}
+			res.confusion[res.classIndex(y)][res.classIndex(pred)]++
+			if !m.OvO && y == m.Classes[0] {
+				res.faces[face]++
+			}
+			if out != nil {
+				line = line[:0]
+				if m.OvO {
+					line = strconv.AppendFloat(line, float64(pred), 'g', -1, 32)
+				} else {
+					line = strconv.AppendFloat(line, float64(score), 'g', -1, 32)
+					line = append(line, ' ')
+					line = strconv.AppendInt(line, int64(face), 10)
+				}
+				line = append(line, '\n')
+				if _, err := out.Write(line); err != nil {
+					return nil, fmt.Errorf("writing scores: %w", err)
+				}
+			}
+		}
+		st.Release(b)
+	}
+	if out != nil {
+		if err := out.Flush(); err != nil {
+			return nil, fmt.Errorf("writing scores: %w", err)
+		}
+	}
+	return res, nil
+}
+
+const predictUsage = "cpm predict -m MODEL -c DATA [-s SCORES]"
+
+func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("predict", stderr, predictUsage)
+	modelPath := fs.String("m", "", "model `file`")
+	dataPath := fs.String("c", "", "data `file` to score (LIBSVM; labels are used for the error report)")
+	scores := fs.String("s", "", "write one line per row to `file`: score and assigned face (the predicted label for one-vs-one)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *dataPath == "" && fs.NArg() == 1 {
+		*dataPath = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if *modelPath == "" || *dataPath == "" {
+		return usagef("need -m MODEL and -c DATA")
+	}
+	m, err := model.Load(*modelPath)
+	if err != nil {
+		return err
+	}
+	res, err := evaluate(ctx, m, *dataPath, *scores)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "error %.4f%% (%d/%d) on %s\n", 100*res.errorRate(), res.wrong, res.rows, *dataPath)
+	return nil
+}
+
+type evalMetrics struct {
+	Command    string    `json:"command"`
+	Model      string    `json:"model"`
+	Data       string    `json:"data"`
+	Rows       int       `json:"rows"`
+	Errors     int       `json:"errors"`
+	Error      float64   `json:"error"`
+	Labels     []float32 `json:"labels"`
+	Confusion  [][]int64 `json:"confusion"`
+	FaceCounts []int64   `json:"face_assignment_counts,omitempty"`
+	Unknown    int64     `json:"rows_with_unknown_label,omitempty"`
+}
+
+const evalUsage = "cpm eval -m MODEL [--json FILE] DATA"
+
+func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("eval", stderr, evalUsage)
+	modelPath := fs.String("m", "", "model `file`")
+	jsonOut := fs.String("json", "", "write error, confusion matrix and face counts as JSON to `file`")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *modelPath == "" || fs.NArg() != 1 {
+		return usagef("need -m MODEL and one DATA file")
+	}
+	m, err := model.Load(*modelPath)
+	if err != nil {
+		return err
+	}
+	res, err := evaluate(ctx, m, fs.Arg(0), "")
+	if err != nil {
+		return err
+	}
+	printEval(stdout, m, res)
+	if *jsonOut == "" {
+		return nil
+	}
+	n := len(res.classes)
+	met := evalMetrics{Command: "eval", Model: *modelPath, Data: fs.Arg(0), Rows: res.rows, Errors: res.wrong,
+		Error: res.errorRate(), Labels: res.classes, Confusion: make([][]int64, n)}
+	for i := 0; i < n; i++ {
+		met.Confusion[i] = res.confusion[i][:n]
+		met.Unknown += res.confusion[i][n]
+	}
+	for _, v := range res.confusion[n] {
+		met.Unknown += v
+	}
+	if !m.OvO {
+		met.FaceCounts = res.faces
+	}
+	return writeJSON(*jsonOut, met)
+}
+
+func printEval(w io.Writer, m *model.Model, res *evalResult) {
+	fmt.Fprintf(w, "rows %d  errors %d  error %.4f%%\n", res.rows, res.wrong, 100*res.errorRate())
+	fmt.Fprintf(w, "confusion (rows: true label, columns: predicted):\n%8s", "")
+	for _, c := range res.classes {
+		fmt.Fprintf(w, " %8v", c)
+	}
+	fmt.Fprintln(w)
+	for i, c := range res.classes {
+		fmt.Fprintf(w, "%8v", c)
+		for j := range res.classes {
+			fmt.Fprintf(w, " %8d", res.confusion[i][j])
+		}
+		fmt.Fprintln(w)
+	}
+	if n := len(res.classes); sum(res.confusion[n]) > 0 {
+		fmt.Fprintf(w, "rows with a label the model does not know: %d\n", sum(res.confusion[n]))
+	}
+	if !m.OvO {
+		fmt.Fprintf(w, "face assignment of rows labelled %v (outer polytope):", m.Classes[0])
+		for _, c := range res.faces {
+			fmt.Fprintf(w, " %d", c)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func sum(v []int64) int64 {
+	var s int64
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+const exportUsage = "cpm export -m MODEL [-o TEXT]"
+
+func runExport(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("export", stderr, exportUsage)
+	modelPath := fs.String("m", "", "model `file`")
+	out := fs.String("o", "", "write the text to `file` (default standard output)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *modelPath == "" && fs.NArg() == 1 {
+		*modelPath = fs.Arg(0)
+	}
+	if *modelPath == "" {
+		return usagef("need -m MODEL")
+	}
+	m, err := model.Load(*modelPath)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		bw := bufio.NewWriter(stdout)
+		if err := m.ExportText(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	f, err := os.Create(*out)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	if err := m.ExportText(bw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

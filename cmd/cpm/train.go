@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/sgd"
+)
+
+// labelFlag is an optional float32 label.
+type labelFlag struct {
+	set bool
+	v   float32
+}
+
+func (l *labelFlag) String() string {
+	if !l.set {
+		return ""
+	}
+	return strconv.FormatFloat(float64(l.v), 'g', -1, 32)
+}
+
+func (l *labelFlag) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 32)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Errorf("label %q is not a finite number", s)
+	}
+	l.set, l.v = true, float32(f)
+	return nil
+}
+
+type trainMetrics struct {
+	Command        string            `json:"command"`
+	Train          string            `json:"train"`
+	Test           string            `json:"test,omitempty"`
+	Model          string            `json:"model,omitempty"`
+	Rows           int               `json:"rows,omitempty"`
+	NNZ            int               `json:"nonzeros,omitempty"`
+	Features       int               `json:"features,omitempty"`
+	LoadSeconds    float64           `json:"load_seconds"`
+	TrainSeconds   float64           `json:"train_seconds"`
+	Steps          int64             `json:"steps"`
+	StepsPerSecond float64           `json:"steps_per_second"`
+	TestSeconds    float64           `json:"test_seconds,omitempty"`
+	TestError      *float64          `json:"test_error,omitempty"`
+	K              int               `json:"k"`
+	Lambda         float64           `json:"lambda"`
+	Entropy        float64           `json:"entropy"`
+	Seed           uint64            `json:"seed"`
+	Polytopes      []polytopeMetrics `json:"polytopes"`
+}
+
+type polytopeMetrics struct {
+	Task        string  `json:"task"`
+	Steps       int64   `json:"steps"`
+	Entropy     float64 `json:"assignment_entropy"`
+	FaceCounts  []int64 `json:"face_assignment_counts"`
+	ActiveFaces int     `json:"active_faces"`
+}
+
+const trainUsage = "cpm train -t TRAIN [-c TEST] -o MODEL [-k K] [-i T] [-C C | --lambda L] [--entropy H] [--double-sided | --ovo] [flags]"
+
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("train", stderr, trainUsage)
+	var (
+		cfg        sgd.Config
+		outer      labelFlag
+		inner      labelFlag
+		trainPath  = fs.String("t", "", "training data `file` (LIBSVM, plain/zstd/gzip/bzip2; - for stdin)")
+		testPath   = fs.String("c", "", "test data `file`: after training, score it and report the error")
+		modelOut   = fs.String("o", "", "write the model to `file` (atomically)")
+		scoresOut  = fs.String("s", "", "with -c: write one line per test row to `file` (score and face; the label with --ovo)")
+		quiet      = fs.Bool("q", false, "quiet: no progress lines")
+		ovo        = fs.Bool("ovo", false, "one-vs-one multiclass: a binary CPM per pair of labels, majority vote")
+		stream     = fs.Bool("stream", false, "do not load the data into memory: repeated passes through a bounded shuffle buffer")
+		buffer     = fs.Int("buffer", 1<<18, "with --stream: shuffle buffer size in `rows`")
+		jsonOut    = fs.String("json", "", "write metrics as JSON to `file`")
+		iterations int64
+	)
+	fs.IntVar(&cfg.K, "k", 10, "number of faces per polytope")
+	fs.Int64Var(&iterations, "i", 10_000_000, "SGD steps `T` per polytope")
+	fs.Int64Var(&iterations, "iterations", 10_000_000, "same as -i")
+	fs.Float64Var(&cfg.C, "C", 1, "regularisation factor: lambda = 1/(C*T) unless --lambda is given")
+	fs.Float64Var(&cfg.Lambda, "lambda", 0, "L2 regularisation lambda (overrides -C)")
+	fs.Float64Var(&cfg.Entropy, "entropy", 0, "ASSIGN target assignment entropy h in nats (0 = plain argmax)")
+	fs.Float64Var(&cfg.CostRatio, "cost_ratio", 1, "weight of negative rows' hinge loss relative to positives'")
+	fs.Var(&outer, "outer_label", "label that lives outside the polytope (default: the larger label; +1 with --stream)")
+	fs.Var(&inner, "inner_label", "with --stream: the other label (default -1)")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "random seed: same data, flags and seed give a byte-identical model")
+	fs.BoolVar(&cfg.Reshuffle, "reshuffle", false, "draw a fresh permutation every epoch (default: one shuffled order repeated)")
+	fs.BoolVar(&cfg.DoubleSided, "double-sided", false, "train two polytopes (one per class inside) and score f_outer - f_inner")
+	fs.IntVar(&cfg.Workers, "workers", 0, "polytopes trained at once (default GOMAXPROCS)")
+	fs.Float64Var(&cfg.Bias, "bias", 1, "value of the constant bias feature")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (the training file goes after -t)", fs.Arg(0))
+	}
+	if *trainPath == "" {
+		return usagef("no training data: give -t FILE")
+	}
+	if *modelOut == "" && *testPath == "" {
+		return usagef("nothing to do: give -o MODEL and/or -c TEST")
+	}
+	if *scoresOut != "" && *testPath == "" {
+		return usagef("-s needs -c TEST")
+	}
+	if *ovo && *stream {
+		return usagef("--ovo needs the data in memory; drop --stream")
+	}
+	if cfg.Bias == 0 {
+		cfg.NoBias = true
+	}
+	cfg.Iterations = iterations
+	var outerPtr *float32
+	if outer.set {
+		outerPtr = &outer.v
+	}
+	if !*quiet {
+		cfg.Progress = progressPrinter(stderr)
+	}
+
+	met := trainMetrics{Command: "train", Train: *trainPath, Test: *testPath, Model: *modelOut}
+	var (
+		m   *model.Model
+		rep *sgd.Report
+	)
+	if *stream {
+		classes := [2]float32{1, -1}
+		if outer.set {
+			classes[0] = outer.v
+		}
+		if inner.set {
+			classes[1] = inner.v
+		}
+		if classes[0] == classes[1] {
+			return usagef("outer and inner labels are both %v", classes[0])
+		}
+		open := func() (sgd.Blocks, error) { return reader.NewStream(*trainPath, 4096) }
+		var err error
+		m, rep, err = sgd.TrainStream(ctx, cfg, open, *buffer, classes)
+		if err != nil {
+			return err
+		}
+	} else {
+		start := time.Now()
+		data, err := reader.Load(*trainPath)
+		if err != nil {
+			return err
+		}
+		met.LoadSeconds = time.Since(start).Seconds()
+		met.Rows, met.NNZ, met.Features = data.Rows(), data.NNZ(), max(data.Dim-1, 0)
+		if !*quiet {
+			fmt.Fprintf(stderr, "loaded %s: %d rows, %d nonzeros, %d features in %.2fs\n",
+				*trainPath, data.Rows(), data.NNZ(), met.Features, met.LoadSeconds)
+		}
+		if *ovo {
+			m, rep, err = sgd.TrainOvO(ctx, cfg, data)
+		} else {
+			m, rep, err = sgd.Train(ctx, cfg, data, outerPtr)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	met.TrainSeconds, met.Steps, met.StepsPerSecond = rep.Seconds, rep.Steps, rep.StepsPerSecond
+	met.K, met.Lambda, met.Entropy, met.Seed = m.K, m.Lambda, m.Entropy, m.Seed
+	for _, p := range rep.Polytopes {
+		met.Polytopes = append(met.Polytopes, polytopeMetrics{Task: p.Task, Steps: p.Steps, Entropy: p.Entropy, FaceCounts: p.Counts, ActiveFaces: active(p.Counts)})
+	}
+	if !*quiet {
+		fmt.Fprintf(stderr, "trained %d polytope(s), %d steps in %.2fs (%.2fM steps/s)\n",
+			len(rep.Polytopes), rep.Steps, rep.Seconds, rep.StepsPerSecond/1e6)
+	}
+	if *modelOut != "" {
+		if err := model.Save(*modelOut, m); err != nil {
+			return err
+		}
+	}
+	if *testPath != "" {
+		start := time.Now()
+		res, err := evaluate(ctx, m, *testPath, *scoresOut)
+		if err != nil {
+			return err
+		}
+		met.TestSeconds = time.Since(start).Seconds()
+		e := res.errorRate()
+		met.TestError = &e
+		fmt.Fprintf(stdout, "test error %.4f%% (%d/%d) on %s\n", 100*e, res.wrong, res.rows, *testPath)
+	}
+	if *jsonOut != "" {
+		return writeJSON(*jsonOut, met)
+	}
+	return nil
+}
+
+func active(counts []int64) int {
+	n := 0
+	for _, c := range counts {
+		if c > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// progressPrinter returns a sgd.Config.Progress callback printing one line
+// per report, safe to call from several training goroutines.
+func progressPrinter(w io.Writer) func(sgd.Progress) {
+	var mu sync.Mutex
+	start := time.Now()
+	return func(p sgd.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		el := time.Since(start).Seconds()
+		fmt.Fprintf(w, "%-14s step %7.2fM/%-7.2fM epoch %6.2f  neg-loss %.4f  pos-loss %.4f  updates %5.2f%%  H %.3f  %.1fs\n",
+			p.Task, float64(p.Step)/1e6, float64(p.Of)/1e6, p.Epoch, p.NegLoss, p.PosLoss, 100*p.Violation, p.Entropy, el)
+	}
+}
+
+// writeJSON writes v as indented JSON to path atomically.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if path == "-" {
+		_, err := os.Stdout.Write(b)
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("writing metrics: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing metrics: %w", err)
+	}
+	return nil
+}
+
+var _ flag.Value = (*labelFlag)(nil)

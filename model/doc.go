@@ -1,0 +1,100 @@
+// Package model is the versioned binary model file shared by every learner
+// of the cpm tool: CPM (Kantchelian et al., "Large-Margin Convex Polytope
+// Machine", NIPS 2014) first, and later perceptrons, kernel perceptrons and
+// PLUME. A Model holds the hyperparameters a prediction needs, the label map,
+// one dense D×K weight matrix per polytope, optional per-face training
+// counts, learner-specific string parameters and optional typed arrays
+// (Blob) for learners whose state is not a weight matrix.
+//
+// Write, Read, Save and Load move a Model to and from bytes. ExportText
+// writes a readable dump for inspection (cpm export).
+//
+// # Determinism
+//
+// The encoding is canonical: the same Model always gives the same bytes.
+// Params are written in ascending byte order of their keys, floats are
+// written through math.Float32bits / math.Float64bits, so -0 and NaN
+// payloads survive a round trip bit for bit, and nothing depends on map
+// order, time or the host. Read refuses every byte string Write cannot
+// produce, so for any input that Read accepts, Write reproduces the input
+// exactly.
+//
+// # File layout, format version 1
+//
+// All integers are little-endian and unsigned unless stated otherwise. A
+// string is a uint32 byte length followed by that many bytes of UTF-8. An
+// f32 is the IEEE-754 bits of a float32 as a uint32, an f64 the bits of a
+// float64 as a uint64.
+//
+//	offset size  field
+//	     0    8  magic "CPMMODEL"
+//	     8    4  format version, uint32 = 1
+//	    12    4  flags, uint32: bit 0 OvO, bit 1 Counts present; other bits 0
+//	    16    4  Sides, uint32 (1 or 2)
+//	    20    4  K, uint32 (faces per polytope)
+//	    24    8  D, uint64 (feature rows including the bias row 0)
+//	    32    8  Lambda, f64
+//	    40    8  Entropy, f64
+//	    48    8  CostRatio, f64
+//	    56    8  Bias, f64
+//	    64    8  Seed, uint64
+//	    72    8  Iterations, int64 (two's complement)
+//	    80       Learner, string
+//	             C, uint32, then C × f32: Classes
+//	             P, uint32, then P × (key string, value string): Params,
+//	               keys strictly ascending in byte order
+//	             M, uint32 = len(Weights), then M × D × K f32: Weights. The
+//	               weight of feature j for face k of matrix m is element
+//	               (m·D + j)·K + k: matrix-major, then feature-major, only
+//	               the K real columns (no Stride padding)
+//	             if flag bit 1: M × K uint64: Counts, matrix-major
+//	             B, uint32, then B × Blob: Extra, in slice order; a Blob is
+//	               name string,
+//	               n, uint64, then n × f32: F32
+//	               n, uint64, then n × uint32: U32
+//	               n, uint64, then n × int64: I64
+//	             CRC-32C (Castagnoli), uint32, of every preceding byte
+//
+// Nothing follows the checksum; Read consumes its input to EOF and refuses
+// trailing bytes.
+//
+// # Label map and matrix order
+//
+// A binary model (OvO false) has Classes = [outer, inner] and Sides
+// matrices. A one-vs-one model has the C class labels in Classes, strictly
+// ascending, and Sides matrices per unordered pair of classes, pair-major:
+// matrix p·Sides + s is side s of pair p, where pairs (i, j), i < j, index
+// into Classes and are numbered in lexicographic order (0,1), (0,2), …,
+// (0,C-1), (1,2), …, (C-2,C-1), as LIBSVM orders them.
+//
+// # Refusals
+//
+// Read and Load never panic and return a *FormatError, which names the file
+// and the byte offset and wraps one of ErrNotModel, ErrVersion,
+// ErrTruncated, ErrChecksum or ErrCorrupt; I/O errors are returned wrapped
+// as they are.
+//
+// A header that lies about sizes cannot make Read allocate more than the
+// input holds. Declared sizes are checked against fixed caps first (beyond a
+// cap is ErrCorrupt):
+//
+//	Learner, Param keys, Blob names    64 bytes
+//	a Param value                      65536 bytes
+//	Params                             4096
+//	Classes                            65536
+//	K                                  65536
+//	D                                  2^32 (every uint32 feature index)
+//	matrices                           2^24
+//	weights over all matrices          2^36
+//	Blobs                              4096
+//	elements of one Blob array         2^36
+//
+// When the input length is known (Load, and Read of an r with a Len method
+// such as *bytes.Reader) every section is also checked against the bytes
+// that remain before anything is allocated for it (short is ErrTruncated).
+// When it is not known, Read reads in bounded chunks and grows its arrays
+// only as data arrives, so memory stays proportional to the bytes actually
+// present. The checksum is verified before the decoded model is validated
+// (finite weights and the other rules of Model.Validate), so damage to the
+// weights reports ErrChecksum.
+package model

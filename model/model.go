@@ -1,0 +1,255 @@
+package model
+
+import (
+	"math"
+	"unicode/utf8"
+
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// Version is the format version Write produces and Read accepts.
+const Version = 1
+
+// Caps on declared sizes; see the package documentation. They are int64 so
+// that they compile on 32-bit platforms too.
+const (
+	maxName     = 64
+	maxValue    = 1 << 16
+	maxParams   = 1 << 12
+	maxClasses  = 1 << 16
+	maxK        = 1 << 16
+	maxD        = int64(1) << 32
+	maxMatrices = 1 << 24
+	maxWeights  = int64(1) << 36
+	maxBlobs    = 1 << 12
+	maxBlobLen  = int64(1) << 36
+)
+
+// Model is a trained classifier as stored on disk.
+type Model struct {
+	Learner    string // "cpm" (later "perceptron", "kperceptron", "plume", ...); non-empty, <= 64 bytes
+	Sides      int    // 1 or 2 polytopes per binary problem (double-sided CPM)
+	K          int    // faces per polytope (>= 1)
+	D          int    // feature rows including the bias row 0 (>= 1)
+	Lambda     float64
+	Entropy    float64 // ASSIGN target entropy h, nats
+	CostRatio  float64
+	Bias       float64 // value of the constant bias feature
+	Seed       uint64
+	Iterations int64     // SGD steps per polytope
+	Classes    []float32 // label map: binary: [outer, inner]; one-vs-one: all class labels ascending
+	OvO        bool
+	Params     map[string]string   // learner-specific extras; written in sorted key order (deterministic bytes)
+	Weights    []*sparsevec.Matrix // each D×K; binary: Sides matrices; OvO: one per (pair, side), pair-major
+	Counts     [][]uint64          // optional: per matrix, per face training assignment counts (nil or len(Weights) slices of len K)
+	Extra      []Blob              // optional named arrays for other learners
+}
+
+// Blob is a named group of typed arrays for learners whose state is not a
+// weight matrix (dual coefficients, support vectors in CSR form, ...). Any
+// of the arrays may be empty; Read returns nil for an empty array. A CSR
+// block fits one Blob: row pointers in I64, indices in U32, values in F32.
+type Blob struct {
+	Name string // non-empty, <= 64 bytes of [A-Za-z0-9._+-], unique within Extra
+	F32  []float32
+	U32  []uint32
+	I64  []int64
+}
+
+// Matrices returns the number of weight matrices m's header calls for:
+// Sides for a binary model, Sides·C·(C-1)/2 for one-vs-one with C classes.
+func (m *Model) Matrices() int { return int(m.matrices()) }
+
+func (m *Model) matrices() int64 {
+	if !m.OvO {
+		return int64(m.Sides)
+	}
+	c := int64(len(m.Classes))
+	return int64(m.Sides) * (c * (c - 1) / 2)
+}
+
+// Validate reports whether m is well formed, with an error wrapping
+// ErrInvalid that says what is wrong. It checks:
+//
+//   - Learner: 1 to 64 bytes of ASCII letters, digits and ._+-
+//   - Sides is 1 or 2, 1 <= K <= 65536, 1 <= D <= 2^32, Iterations >= 0
+//   - Classes: finite; binary: two distinct labels; OvO: 2 to 65536
+//     labels, strictly ascending
+//   - Params: at most 4096; keys like Learner; values valid UTF-8 of at
+//     most 65536 bytes
+//   - len(Weights) == Matrices() (at most 2^24), every matrix non-nil and
+//     D×K with Stride == sparsevec.StrideFor(K), len(Data) == D·Stride,
+//     finite weights and zero padding; at most 2^36 weights in all
+//   - Counts: nil, or len(Weights) slices of length K
+//   - Extra: at most 4096 blobs with valid unique names, each array at most
+//     2^36 long
+//
+// Write never writes padding, so a -0 padding entry reads back as +0.
+func (m *Model) Validate() error { return m.validate(ErrInvalid) }
+
+func (m *Model) validate(kind error) error {
+	if m == nil {
+		return invalidf(kind, "nil model")
+	}
+	for _, f := range []func(error) error{m.checkHeader, m.checkParams, m.checkWeights, m.checkCounts, m.checkExtra} {
+		if err := f(kind); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkHeader checks the scalar fields and the label map.
+func (m *Model) checkHeader(kind error) error {
+	if !validName(m.Learner) {
+		return invalidf(kind, "learner name %q: want 1 to %d bytes of [A-Za-z0-9._+-]", m.Learner, maxName)
+	}
+	if m.Sides != 1 && m.Sides != 2 {
+		return invalidf(kind, "sides = %d, want 1 or 2", m.Sides)
+	}
+	if m.K < 1 || m.K > maxK {
+		return invalidf(kind, "K = %d, want 1 to %d", m.K, maxK)
+	}
+	if m.D < 1 || int64(m.D) > maxD {
+		return invalidf(kind, "D = %d, want 1 to %d", m.D, maxD)
+	}
+	if m.Iterations < 0 {
+		return invalidf(kind, "iterations = %d, want >= 0", m.Iterations)
+	}
+	for i, c := range m.Classes {
+		if !finite(c) {
+			return invalidf(kind, "class label %d is %v", i, c)
+		}
+	}
+	if !m.OvO {
+		if len(m.Classes) != 2 {
+			return invalidf(kind, "binary model has %d class labels, want 2 ([outer, inner])", len(m.Classes))
+		}
+		if m.Classes[0] == m.Classes[1] {
+			return invalidf(kind, "binary model has outer label == inner label == %v", m.Classes[0])
+		}
+	} else {
+		if len(m.Classes) < 2 || len(m.Classes) > maxClasses {
+			return invalidf(kind, "one-vs-one model has %d class labels, want 2 to %d", len(m.Classes), maxClasses)
+		}
+		for i := 1; i < len(m.Classes); i++ {
+			if m.Classes[i-1] >= m.Classes[i] {
+				return invalidf(kind, "one-vs-one class labels not strictly ascending at %d: %v then %v", i, m.Classes[i-1], m.Classes[i])
+			}
+		}
+	}
+	if n := m.matrices(); n > maxMatrices {
+		return invalidf(kind, "%d weight matrices, more than %d", n, maxMatrices)
+	}
+	return nil
+}
+
+func (m *Model) checkParams(kind error) error {
+	if len(m.Params) > maxParams {
+		return invalidf(kind, "%d params, more than %d", len(m.Params), maxParams)
+	}
+	for k, v := range m.Params {
+		if !validName(k) {
+			return invalidf(kind, "param key %q: want 1 to %d bytes of [A-Za-z0-9._+-]", k, maxName)
+		}
+		if len(v) > maxValue || !utf8.ValidString(v) {
+			return invalidf(kind, "param %s: value is not valid UTF-8 of at most %d bytes", k, maxValue)
+		}
+	}
+	return nil
+}
+
+func (m *Model) checkWeights(kind error) error {
+	if want := m.matrices(); int64(len(m.Weights)) != want {
+		return invalidf(kind, "%d weight matrices, want %d", len(m.Weights), want)
+	}
+	if !fits(int64(len(m.Weights)), int64(m.D)*int64(m.K), maxWeights) {
+		return invalidf(kind, "%d×%d×%d weights, more than %d", len(m.Weights), m.D, m.K, maxWeights)
+	}
+	stride := sparsevec.StrideFor(m.K)
+	for i, w := range m.Weights {
+		if w == nil {
+			return invalidf(kind, "weight matrix %d is nil", i)
+		}
+		if w.D != m.D || w.K != m.K {
+			return invalidf(kind, "weight matrix %d is %d×%d, want %d×%d", i, w.D, w.K, m.D, m.K)
+		}
+		if w.Stride != stride || len(w.Data) != w.D*stride {
+			return invalidf(kind, "weight matrix %d has stride %d and %d floats, want stride %d and %d", i, w.Stride, len(w.Data), stride, w.D*stride)
+		}
+		for j := range w.D {
+			row := w.Data[j*stride : (j+1)*stride]
+			for k, v := range row[:w.K] {
+				if !finite(v) {
+					return invalidf(kind, "weight matrix %d: feature %d face %d is %v", i, j, k, v)
+				}
+			}
+			for _, v := range row[w.K:] {
+				if v != 0 {
+					return invalidf(kind, "weight matrix %d: feature %d has nonzero padding %v", i, j, v)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (m *Model) checkCounts(kind error) error {
+	if m.Counts == nil {
+		return nil
+	}
+	if len(m.Counts) != len(m.Weights) {
+		return invalidf(kind, "counts for %d matrices, want %d", len(m.Counts), len(m.Weights))
+	}
+	for i, c := range m.Counts {
+		if len(c) != m.K {
+			return invalidf(kind, "counts of matrix %d have length %d, want K = %d", i, len(c), m.K)
+		}
+	}
+	return nil
+}
+
+func (m *Model) checkExtra(kind error) error {
+	if len(m.Extra) > maxBlobs {
+		return invalidf(kind, "%d blobs, more than %d", len(m.Extra), maxBlobs)
+	}
+	seen := make(map[string]bool, len(m.Extra))
+	for i, b := range m.Extra {
+		if !validName(b.Name) {
+			return invalidf(kind, "blob %d name %q: want 1 to %d bytes of [A-Za-z0-9._+-]", i, b.Name, maxName)
+		}
+		if seen[b.Name] {
+			return invalidf(kind, "duplicate blob name %q", b.Name)
+		}
+		seen[b.Name] = true
+		if int64(len(b.F32)) > maxBlobLen || int64(len(b.U32)) > maxBlobLen || int64(len(b.I64)) > maxBlobLen {
+			return invalidf(kind, "blob %s: array longer than %d", b.Name, maxBlobLen)
+		}
+	}
+	return nil
+}
+
+// validName reports whether s is 1 to maxName bytes of [A-Za-z0-9._+-].
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > maxName {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '.', c == '_', c == '+', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func finite(v float32) bool {
+	f := float64(v)
+	return !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+// fits reports whether a·b <= limit for a, b >= 0, without overflow.
+func fits(a, b, limit int64) bool { return a == 0 || b <= limit/a }

@@ -1,0 +1,274 @@
+package reader
+
+import (
+	"bytes"
+	"context"
+	"io"
+
+	"github.com/polyhedral/cpm/sparsevec"
+	"golang.org/x/sync/errgroup"
+)
+
+// The chunk pipeline behind Load and Stream:
+//
+//	read (1 goroutine) ──work──▶ parse (N goroutines) ──done──▶ nextChunk (caller)
+//	      ▲                                                          │
+//	      └───────────────────────── free ◀── recycle ◀──────────────┘
+//
+// The reader cuts the input into chunks of whole lines; parsers turn each
+// chunk into a CSR block, counting its lines; nextChunk puts the chunks back
+// in file order and turns line numbers relative to a chunk into absolute
+// ones. A fixed set of chunks circulates, so memory is bounded and no
+// channel carries more than one value per chunk.
+
+// chunk is one piece of input and, once parsed, its rows.
+type chunk struct {
+	seq  int
+	last bool   // no chunk follows
+	buf  []byte // owned and reused
+	data []byte // whole lines of buf; only the last chunk's may lack '\n'
+	// tail is a read error or ErrLineTooLong met just after data; it is
+	// reported at the line after data unless a parse error comes first.
+	tail *ParseError
+
+	blk   sparsevec.CSR // rows of data
+	lines int           // lines in data
+	err   *ParseError   // first error, Line relative to the chunk
+}
+
+// pipeline runs the goroutines. nextChunk and recycle are for one consumer
+// goroutine; stop may be called from any.
+type pipeline struct {
+	r    io.Reader
+	path string
+	opt  options
+
+	free chan *chunk
+	work chan *chunk
+	done chan *chunk
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	g      *errgroup.Group
+
+	pending []*chunk // ring indexed by seq % len: out-of-order chunks
+	next    int      // seq of the next chunk to hand out
+	base    int      // lines before chunk next
+	ended   bool
+}
+
+// startPipeline starts reading and parsing r.
+func startPipeline(r io.Reader, path string, opt options) *pipeline {
+	k := 2*opt.workers + 2 // chunks in flight
+	ctx, cancel := context.WithCancel(context.Background())
+	g, gctx := errgroup.WithContext(ctx)
+	p := &pipeline{
+		r: r, path: path, opt: opt,
+		free:    make(chan *chunk, k),
+		work:    make(chan *chunk, k),
+		done:    make(chan *chunk, k),
+		ctx:     gctx,
+		cancel:  cancel,
+		g:       g,
+		pending: make([]*chunk, k),
+	}
+	for range k {
+		p.free <- new(chunk)
+	}
+	g.Go(p.read)
+	for range opt.workers {
+		g.Go(p.parse)
+	}
+	return p
+}
+
+// nextChunk returns the next chunk in file order; the caller gives it back
+// with recycle. It returns a nil chunk after the one marked last, and the
+// first error in file order, with its absolute line, as soon as every chunk
+// before it has been handed out.
+func (p *pipeline) nextChunk() (*chunk, error) {
+	if p.ended {
+		return nil, nil
+	}
+	k := len(p.pending)
+	for {
+		if c := p.pending[p.next%k]; c != nil {
+			p.pending[p.next%k] = nil
+			if c.err != nil {
+				p.ended = true
+				e := *c.err
+				e.Line += p.base
+				p.recycle(c)
+				return nil, &e
+			}
+			p.next++
+			p.base += c.lines
+			p.ended = c.last
+			return c, nil
+		}
+		select {
+		case c := <-p.done:
+			p.pending[c.seq%k] = c
+		case <-p.ctx.Done():
+			p.ended = true
+			return nil, errStopped
+		}
+	}
+}
+
+// recycle gives a chunk handed out by nextChunk back to the reader.
+func (p *pipeline) recycle(c *chunk) {
+	p.free <- c // never blocks: free holds every chunk
+}
+
+// stop cancels the goroutines and waits for them to end. Safe to call more
+// than once and from any goroutine.
+func (p *pipeline) stop() {
+	p.cancel()
+	p.g.Wait()
+}
+
+// read is the reading goroutine: it fills chunks with whole lines.
+func (p *pipeline) read() error {
+	defer close(p.work)
+	maxLine := p.opt.maxLineBytes
+	var carry []byte // the partial line after the last '\n' of a chunk
+	empties := 0
+	for seq := 0; ; seq++ {
+		var c *chunk
+		select {
+		case c = <-p.free:
+		case <-p.ctx.Done():
+			return p.ctx.Err()
+		}
+		c.seq, c.last, c.data, c.tail = seq, false, nil, nil
+		size := max(p.opt.chunkBytes, len(carry))
+		if cap(c.buf) < size || cap(c.buf) > 2*size {
+			c.buf = make([]byte, size)
+		}
+		buf := c.buf[:cap(c.buf)]
+		n := copy(buf, carry)
+		carry = carry[:0]
+		var rerr error
+		for {
+			for n < len(buf) && rerr == nil {
+				m, err := p.r.Read(buf[n:])
+				if m < 0 || m > len(buf)-n {
+					m, err = 0, errBadRead
+				}
+				n += m
+				rerr = err
+				if m > 0 {
+					empties = 0
+				} else if empties++; empties >= 100 && rerr == nil {
+					rerr = io.ErrNoProgress
+				}
+			}
+			if rerr != nil {
+				break
+			}
+			if k := bytes.LastIndexByte(buf[:n], '\n'); k >= 0 {
+				c.data = buf[:k+1]
+				carry = append(carry, buf[k+1:n]...)
+				break
+			}
+			if n > maxLine {
+				c.last = true
+				c.tail = &ParseError{Path: p.path, Col: maxLine + 1, Err: ErrLineTooLong}
+				break
+			}
+			// A line longer than the buffer: grow, up to maxLine+1.
+			nb := make([]byte, min(2*len(buf), maxLine+1))
+			copy(nb, buf[:n])
+			buf = nb
+			c.buf = nb
+		}
+		switch {
+		case rerr == io.EOF:
+			c.last = true
+			c.data = buf[:n]
+		case rerr != nil:
+			c.last = true
+			c.data = buf[:bytes.LastIndexByte(buf[:n], '\n')+1]
+			c.tail = readError(p.path, 0, rerr).(*ParseError)
+		}
+		select {
+		case p.work <- c:
+		case <-p.ctx.Done():
+			return p.ctx.Err()
+		}
+		if c.last {
+			return nil
+		}
+	}
+}
+
+// parse is a parser goroutine.
+func (p *pipeline) parse() error {
+	lp := lineParser{maxIndex: p.opt.maxIndex}
+	for {
+		select {
+		case c, ok := <-p.work:
+			if !ok {
+				return nil
+			}
+			parseChunk(c, &lp, p.path, p.opt.maxLineBytes)
+			select {
+			case p.done <- c:
+			case <-p.ctx.Done():
+				return p.ctx.Err()
+			}
+		case <-p.ctx.Done():
+			return p.ctx.Err()
+		}
+	}
+}
+
+// parseChunk parses c.data into c.blk, counting lines, and records the
+// first error with its line relative to the chunk.
+func parseChunk(c *chunk, lp *lineParser, path string, maxLine int) {
+	blk := &c.blk
+	blk.Reset()
+	c.err = nil
+	labels, ptr := blk.Labels, append(blk.Ptr, 0)
+	lp.idx, lp.val = blk.Idx, blk.Val
+	var maxIdx uint32
+	data := c.data
+	line := 0
+	for len(data) > 0 {
+		var l []byte
+		if k := bytes.IndexByte(data, '\n'); k >= 0 {
+			l, data = data[:k], data[k+1:]
+		} else {
+			l, data = data, nil
+		}
+		line++
+		if len(l) > maxLine {
+			c.err = &ParseError{Path: path, Line: line, Col: maxLine + 1, Err: ErrLineTooLong}
+			break
+		}
+		switch lp.parse(l) {
+		case lineRow:
+			labels = append(labels, lp.label)
+			if n := len(lp.idx); n > ptr[len(ptr)-1] {
+				maxIdx = max(maxIdx, lp.idx[n-1])
+			}
+			ptr = append(ptr, len(lp.idx))
+		case lineErr:
+			c.err = lp.parseError(path, line)
+		}
+		if c.err != nil {
+			break
+		}
+	}
+	if c.err == nil && c.tail != nil {
+		e := *c.tail
+		e.Line = line + 1
+		c.err = &e
+	}
+	blk.Labels, blk.Ptr, blk.Idx, blk.Val = labels, ptr, lp.idx, lp.val
+	if len(blk.Idx) > 0 {
+		blk.Dim = int(maxIdx) + 1
+	}
+	c.lines = line
+}

@@ -1,0 +1,107 @@
+package reader
+
+import (
+	"errors"
+	"strconv"
+)
+
+// Sentinel errors name the kind of failure. They are wrapped in a
+// *ParseError carrying the position; test for them with errors.Is.
+var (
+	// ErrSyntax: a number that does not parse, or a feature without ':'.
+	ErrSyntax = errors.New("syntax error")
+	// ErrIndexZero: feature index 0 (LIBSVM indices are 1-based).
+	ErrIndexZero = errors.New("feature index 0 (indices are 1-based)")
+	// ErrIndexRange: feature index above the MaxIndex option, including any
+	// index that overflows uint32.
+	ErrIndexRange = errors.New("feature index out of range")
+	// ErrUnsorted: a feature index below the previous one on the line.
+	ErrUnsorted = errors.New("feature indices not ascending")
+	// ErrDuplicate: a feature index equal to the previous one on the line.
+	ErrDuplicate = errors.New("duplicate feature index")
+	// ErrNonFinite: a label or value that is NaN or ±Inf, or overflows
+	// float32.
+	ErrNonFinite = errors.New("non-finite number")
+	// ErrNoLabel: a line whose first token is not a label, e.g. "3:1 4:2".
+	ErrNoLabel = errors.New("missing label")
+	// ErrLineTooLong: a line longer than the MaxLineBytes option.
+	ErrLineTooLong = errors.New("line too long")
+	// ErrCorrupt: a compressed stream that is truncated or corrupt.
+	ErrCorrupt = errors.New("corrupt compressed input")
+)
+
+// maxNear bounds the token quoted in an error message.
+const maxNear = 40
+
+// ParseError records where reading failed. Line and Col are 1-based; Col is
+// the byte column of the first byte of the offending whitespace-separated
+// token, or MaxLineBytes+1 for ErrLineTooLong. Col is 0 for read and
+// decompression errors, which concern no token (Line is then the line being
+// read), and Line is 0 for errors of Open's reader on its own.
+//
+// Err is one of the package's sentinel errors, possibly wrapped with detail,
+// or the underlying read error.
+type ParseError struct {
+	Path string
+	Line int
+	Col  int
+	Near string // the offending token, cut to 40 bytes; may be empty
+	Err  error
+}
+
+// Error renders "path:line:col: what is wrong (near "token")", leaving out
+// the parts that are zero or empty.
+func (e *ParseError) Error() string {
+	b := make([]byte, 0, 64+len(e.Path)+len(e.Near))
+	b = append(b, e.Path...)
+	if e.Line > 0 {
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(e.Line), 10)
+		if e.Col > 0 {
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(e.Col), 10)
+		}
+	}
+	b = append(b, ": "...)
+	if e.Err != nil {
+		b = append(b, e.Err.Error()...)
+	}
+	if e.Near != "" {
+		b = append(b, " (near "...)
+		b = strconv.AppendQuote(b, e.Near)
+		b = append(b, ')')
+	}
+	return string(b)
+}
+
+// Unwrap returns e.Err, so errors.Is(err, ErrUnsorted) and the like work.
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// nearText returns tok cut to maxNear bytes for an error message.
+func nearText(tok []byte) string {
+	if len(tok) > maxNear {
+		return string(tok[:maxNear]) + "..."
+	}
+	return string(tok)
+}
+
+// errBadRead reports a Reader that returned an impossible count.
+var errBadRead = errors.New("reader returned an invalid count")
+
+// readError positions a read error at line. An error that Open's reader
+// already wrapped in a *ParseError without a line gets the line filled in
+// (on a copy); any other error is wrapped.
+func readError(path string, line int, err error) error {
+	if pe, ok := err.(*ParseError); ok && pe.Line == 0 {
+		cp := *pe
+		cp.Line = line
+		if cp.Path == "" {
+			cp.Path = path
+		}
+		return &cp
+	}
+	return &ParseError{Path: path, Line: line, Err: err}
+}
+
+// errStopped is returned by a pipeline that was stopped before its end.
+var errStopped = errors.New("reader: stopped")

@@ -1,0 +1,175 @@
+package reader
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// mnistValues are the pixel values k/255 as the LIBSVM site writes them
+// (6 significant digits: "0.0117647", "1").
+var mnistValues = func() [256]string {
+	var v [256]string
+	for k := range v {
+		v[k] = strconv.FormatFloat(float64(k)/255, 'g', 6, 64)
+	}
+	return v
+}()
+
+// genMNIST writes MNIST-like LIBSVM text until it holds at least size
+// bytes: labels 0-9, indices in 1..784 with about 150 nonzeros a row,
+// values k/255. All randomness comes from rng.
+func genMNIST(rng *rand.Rand, size int) []byte {
+	b := make([]byte, 0, size+4096)
+	for len(b) < size {
+		b = appendMNISTRow(b, rng)
+	}
+	return b
+}
+
+func appendMNISTRow(b []byte, rng *rand.Rand) []byte {
+	b = strconv.AppendInt(b, int64(rng.IntN(10)), 10)
+	for j := 1; j <= 784; j++ {
+		if rng.IntN(100) < 19 {
+			b = append(b, ' ')
+			b = strconv.AppendInt(b, int64(j), 10)
+			b = append(b, ':')
+			b = append(b, mnistValues[1+rng.IntN(255)]...)
+		}
+	}
+	return append(b, '\n')
+}
+
+// benchData is a ~30 MB MNIST-like text file, plain and zstd-compressed,
+// made once per test binary.
+var benchData struct {
+	once             sync.Once
+	text             []byte
+	plain, zst, gzip string
+}
+
+const benchBytes = 30 << 20
+
+func loadBenchData(tb testing.TB) {
+	tb.Helper()
+	benchData.once.Do(func() {
+		rng := rand.New(rand.NewPCG(1, 1))
+		benchData.text = genMNIST(rng, benchBytes)
+		dir := filepath.Join(tempRoot, "bench")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			panic(err)
+		}
+		benchData.plain = filepath.Join(dir, "mnist.libsvm")
+		benchData.zst = benchData.plain + ".zst"
+		benchData.gzip = benchData.plain + ".gz"
+		must(os.WriteFile(benchData.plain, benchData.text, 0o644))
+		must(os.WriteFile(benchData.zst, zstdBytes(benchData.text), 0o644))
+		must(os.WriteFile(benchData.gzip, gzipBytes(benchData.text), 0o644))
+	})
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+func zstdBytes(p []byte) []byte {
+	var buf bytes.Buffer
+	w, err := zstd.NewWriter(&buf)
+	must(err)
+	_, err = w.Write(p)
+	must(err)
+	must(w.Close())
+	return buf.Bytes()
+}
+
+func gzipBytes(p []byte) []byte {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	_, err := w.Write(p)
+	must(err)
+	must(w.Close())
+	return buf.Bytes()
+}
+
+// tempRoot is a directory for the test binary, removed by TestMain.
+var tempRoot string
+
+func TestMain(m *testing.M) {
+	var err error
+	tempRoot, err = os.MkdirTemp("", "reader-test-")
+	must(err)
+	code := m.Run()
+	os.RemoveAll(tempRoot)
+	os.Exit(code)
+}
+
+// writeTemp writes data to a new file in t's temp directory.
+func writeTemp(t testing.TB, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// scanAll reads r with a Scanner into a CSR.
+func scanAll(data []byte, path string, opts ...Option) (*sparsevec.CSR, error) {
+	s := NewScanner(bytes.NewReader(data), path, opts...)
+	m := new(sparsevec.CSR)
+	for s.Scan() {
+		m.Append(s.Label(), s.Row())
+	}
+	return m, s.Err()
+}
+
+// equalCSR reports whether a and b hold the same rows, comparing floats
+// bit for bit (so -0 differs from 0).
+func equalCSR(a, b *sparsevec.CSR) bool {
+	if a.Rows() != b.Rows() || a.NNZ() != b.NNZ() || a.Dim != b.Dim {
+		return false
+	}
+	for r := range a.Rows() {
+		if math.Float32bits(a.Labels[r]) != math.Float32bits(b.Labels[r]) {
+			return false
+		}
+		x, y := a.Row(r), b.Row(r)
+		if len(x.Idx) != len(y.Idx) {
+			return false
+		}
+		for i := range x.Idx {
+			if x.Idx[i] != y.Idx[i] || math.Float32bits(x.Val[i]) != math.Float32bits(y.Val[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// formatCSR writes m back as LIBSVM text with the shortest float32 forms.
+func formatCSR(m *sparsevec.CSR) []byte {
+	var b []byte
+	for r := range m.Rows() {
+		b = strconv.AppendFloat(b, float64(m.Labels[r]), 'g', -1, 32)
+		x := m.Row(r)
+		for i, j := range x.Idx {
+			b = append(b, ' ')
+			b = strconv.AppendUint(b, uint64(j), 10)
+			b = append(b, ':')
+			b = strconv.AppendFloat(b, float64(x.Val[i]), 'g', -1, 32)
+		}
+		b = append(b, '\n')
+	}
+	return b
+}

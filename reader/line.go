@@ -1,0 +1,171 @@
+package reader
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+)
+
+// Detail errors wrap ErrSyntax to say which part failed.
+var (
+	errBadLabel = fmt.Errorf("%w: bad label", ErrSyntax)
+	errBadIndex = fmt.Errorf("%w: bad feature index", ErrSyntax)
+	errNoColon  = fmt.Errorf("%w: missing ':' in feature", ErrSyntax)
+	errBadValue = fmt.Errorf("%w: bad feature value", ErrSyntax)
+	errBadQID   = fmt.Errorf("%w: bad qid", ErrSyntax)
+	errNFLabel  = fmt.Errorf("%w label", ErrNonFinite)
+	errNFValue  = fmt.Errorf("%w value", ErrNonFinite)
+)
+
+// lineParser parses one LIBSVM line at a time, appending features to idx and
+// val. It keeps no per-line allocation: the caller owns and reuses idx and
+// val.
+type lineParser struct {
+	maxIndex uint32
+	idx      []uint32
+	val      []float32
+	label    float32
+
+	// Set when parse returns lineErr.
+	errCol int
+	errTok []byte
+	err    error
+}
+
+// Results of lineParser.parse.
+const (
+	lineErr   = -1 // p.err, p.errCol and p.errTok describe the error
+	lineEmpty = 0  // blank or comment-only line: no row
+	lineRow   = 1  // p.label holds the label, the features were appended
+)
+
+// parse parses line, which holds no '\n'. On lineRow the features have been
+// appended to p.idx and p.val. On lineErr p.idx and p.val are left as they
+// were before the call (the caller discards the row).
+func (p *lineParser) parse(line []byte) int {
+	n := len(line)
+	i := 0
+	for i < n && isSpace[line[i]] {
+		i++
+	}
+	if i == n || line[i] == '#' {
+		return lineEmpty
+	}
+
+	// Label.
+	tok := i
+	label, j, err := scanFloat(line, i)
+	if err != nil {
+		if err == ErrSyntax {
+			if bytes.IndexByte(line[tok:j], ':') >= 0 {
+				err = ErrNoLabel
+			} else {
+				err = errBadLabel
+			}
+		} else {
+			err = errNFLabel
+		}
+		return p.fail(line, tok, err)
+	}
+	p.label = label
+	i = j
+
+	idx, val := p.idx, p.val
+	maxIndex := uint64(p.maxIndex)
+	var prev uint64 // indices are >= 1, so 0 means none yet
+	first := true
+	for {
+		for i < n && isSpace[line[i]] {
+			i++
+		}
+		if i == n || line[i] == '#' {
+			break
+		}
+		tok = i
+
+		// Index: decimal digits. v saturates above 1<<32 so it cannot
+		// overflow however many digits follow.
+		var v uint64
+		for ; i < n; i++ {
+			c := line[i] - '0'
+			if c > 9 {
+				break
+			}
+			if v <= math.MaxUint32 {
+				v = v*10 + uint64(c)
+			}
+		}
+		if i == n || line[i] != ':' {
+			if first && bytes.HasPrefix(line[tok:], qidPrefix) {
+				if j, ok := skipQID(line, tok+len(qidPrefix)); ok {
+					first = false
+					i = j
+					continue
+				}
+				return p.fail(line, tok, errBadQID)
+			}
+			if i > tok && (i == n || isSpace[line[i]]) {
+				return p.fail(line, tok, errNoColon)
+			}
+			return p.fail(line, tok, errBadIndex)
+		}
+		first = false
+		if i == tok {
+			return p.fail(line, tok, errBadIndex)
+		}
+		i++ // ':'
+		switch {
+		case v == 0:
+			return p.fail(line, tok, ErrIndexZero)
+		case v > maxIndex:
+			return p.fail(line, tok, ErrIndexRange)
+		case v == prev:
+			return p.fail(line, tok, ErrDuplicate)
+		case v < prev:
+			return p.fail(line, tok, ErrUnsorted)
+		}
+		prev = v
+
+		f, j, err := scanFloat(line, i)
+		if err != nil {
+			if err == ErrNonFinite {
+				return p.fail(line, tok, errNFValue)
+			}
+			return p.fail(line, tok, errBadValue)
+		}
+		i = j
+		idx = append(idx, uint32(v))
+		val = append(val, f)
+	}
+	p.idx, p.val = idx, val
+	return lineRow
+}
+
+var qidPrefix = []byte("qid:")
+
+// skipQID checks the digits of "qid:N" starting at b[i] and returns the
+// index past them.
+func skipQID(b []byte, i int) (int, bool) {
+	start := i
+	for i < len(b) && b[i]-'0' <= 9 {
+		i++
+	}
+	return i, i > start && (i == len(b) || isSpace[b[i]])
+}
+
+// fail records an error on the token starting at line[tok].
+func (p *lineParser) fail(line []byte, tok int, err error) int {
+	end := tok
+	for end < len(line) && !isSpace[line[end]] {
+		end++
+	}
+	p.errCol = tok + 1
+	p.errTok = line[tok:end]
+	p.err = err
+	return lineErr
+}
+
+// parseError builds the *ParseError for the last lineErr.
+func (p *lineParser) parseError(path string, line int) *ParseError {
+	return &ParseError{Path: path, Line: line, Col: p.errCol, Near: nearText(p.errTok), Err: p.err}
+}

@@ -1,0 +1,84 @@
+package reader
+
+import "runtime"
+
+// Defaults of the options.
+const (
+	// DefaultMaxLineBytes is the longest line accepted unless
+	// WithMaxLineBytes says otherwise.
+	DefaultMaxLineBytes = 64 << 20
+	// DefaultChunkBytes is the size of the chunks Load and Stream hand to
+	// their parser goroutines.
+	DefaultChunkBytes = 2 << 20
+)
+
+// Option configures a Scanner, Load, LoadReader or NewStream.
+type Option func(*options)
+
+type options struct {
+	maxLineBytes int
+	maxIndex     uint32
+	chunkBytes   int
+	workers      int
+}
+
+func buildOptions(opts []Option) options {
+	o := options{
+		maxLineBytes: DefaultMaxLineBytes,
+		maxIndex:     1<<32 - 1,
+		chunkBytes:   DefaultChunkBytes,
+		workers:      runtime.GOMAXPROCS(0),
+	}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// WithMaxLineBytes sets the longest line accepted, in bytes, not counting
+// the newline; a longer line is ErrLineTooLong. Buffers never grow past this
+// bound. n <= 0 selects DefaultMaxLineBytes (64 MiB).
+func WithMaxLineBytes(n int) Option {
+	return func(o *options) {
+		if n <= 0 {
+			n = DefaultMaxLineBytes
+		}
+		o.maxLineBytes = n
+	}
+}
+
+// WithMaxIndex sets the largest feature index accepted; a larger one is
+// ErrIndexRange. n == 0 selects the default, 1<<32-1.
+func WithMaxIndex(n uint32) Option {
+	return func(o *options) {
+		if n == 0 {
+			n = 1<<32 - 1
+		}
+		o.maxIndex = n
+	}
+}
+
+// WithChunkBytes sets the size of the chunks that Load and Stream cut the
+// input into, at line boundaries, for their parser goroutines; a chunk grows
+// past it only to hold one line longer than n. n <= 0 selects
+// DefaultChunkBytes (2 MiB). The Scanner ignores it.
+func WithChunkBytes(n int) Option {
+	return func(o *options) {
+		if n <= 0 {
+			n = DefaultChunkBytes
+		}
+		o.chunkBytes = n
+	}
+}
+
+// WithWorkers sets the number of parser goroutines of Load and Stream.
+// n <= 0 selects GOMAXPROCS. The result never depends on it. The Scanner
+// ignores it.
+func WithWorkers(n int) Option {
+	return func(o *options) {
+		if n <= 0 {
+			n = runtime.GOMAXPROCS(0)
+		}
+		o.workers = n
+	}
+}

@@ -1,0 +1,136 @@
+package reader
+
+import (
+	"math"
+	"strconv"
+)
+
+// pow10f holds the powers of ten that float32 represents exactly: 10^10 =
+// 2^10·5^10 and 5^10 < 2^24.
+var pow10f = [11]float32{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10}
+
+// isSpace reports the token separators: space, tab, and the carriage return,
+// vertical tab and form feed that C's isspace also accepts.
+var isSpace = [256]bool{' ': true, '\t': true, '\r': true, '\v': true, '\f': true}
+
+// scanFloat parses the float32 token that starts at b[i] and ends at the
+// next separator (isSpace) or at len(b). It returns the value and the index
+// just past the token.
+//
+// Fast path (Clinger 1990, "How to read floating point numbers accurately"):
+// the decimal mantissa m and exponent e are read directly; when m < 2^24 and
+// |e| <= 10, float32(m) and 10^|e| are both exact float32 values, so one IEEE
+// multiplication or division gives the correctly rounded result, which is
+// what strconv.ParseFloat(s, 32) returns. Every other token (more digits,
+// larger exponents, hex floats, "inf", "nan", junk) goes to
+// strconv.ParseFloat.
+//
+// The error is ErrSyntax for a token that is not a number and ErrNonFinite
+// for NaN, ±Inf, or a magnitude that overflows float32.
+func scanFloat(b []byte, i int) (float32, int, error) {
+	start := i
+	neg := false
+	if i < len(b) && (b[i] == '-' || b[i] == '+') {
+		neg = b[i] == '-'
+		i++
+	}
+	var m uint64
+	nd := 0 // mantissa digits read, leading zeros included
+	e := 0
+	for ; i < len(b); i++ {
+		c := b[i] - '0'
+		if c > 9 {
+			break
+		}
+		m = m*10 + uint64(c)
+		nd++
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		for ; i < len(b); i++ {
+			c := b[i] - '0'
+			if c > 9 {
+				break
+			}
+			m = m*10 + uint64(c)
+			nd++
+			e--
+		}
+	}
+	// nd > 19 may have overflowed m; nd == 0 is not a number ("." or "-").
+	fast := nd > 0 && nd <= 19
+	if fast && i < len(b) && b[i]|0x20 == 'e' {
+		i++
+		eneg := false
+		if i < len(b) && (b[i] == '-' || b[i] == '+') {
+			eneg = b[i] == '-'
+			i++
+		}
+		x, ne := 0, 0
+		for ; i < len(b); i++ {
+			c := b[i] - '0'
+			if c > 9 {
+				break
+			}
+			x = x*10 + int(c)
+			ne++
+		}
+		if ne == 0 || ne > 4 {
+			fast = false
+		}
+		if eneg {
+			x = -x
+		}
+		e += x
+	}
+	if fast && (i == len(b) || isSpace[b[i]]) {
+		var f float32
+		switch {
+		case m == 0:
+			f = 0
+		case m < 1<<24 && e >= -10 && e <= 10:
+			f = float32(m)
+			if e < 0 {
+				f /= pow10f[-e]
+			} else {
+				f *= pow10f[e]
+			}
+		default:
+			return slowFloat(b, start, i)
+		}
+		if neg {
+			f = -f
+		}
+		return f, i, nil
+	}
+	for i < len(b) && !isSpace[b[i]] {
+		i++
+	}
+	return slowFloat(b, start, i)
+}
+
+// slowFloat parses b[start:end] with strconv.
+func slowFloat(b []byte, start, end int) (float32, int, error) {
+	x, err := strconv.ParseFloat(string(b[start:end]), 32)
+	f := float32(x)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return f, end, ErrNonFinite
+		}
+		return 0, end, ErrSyntax
+	}
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return f, end, ErrNonFinite
+	}
+	return f, end, nil
+}
+
+// parseFloat32 parses all of tok as a float32 with the rules of scanFloat.
+// A separator inside tok is a syntax error.
+func parseFloat32(tok []byte) (float32, error) {
+	f, end, err := scanFloat(tok, 0)
+	if err == nil && end != len(tok) {
+		return 0, ErrSyntax
+	}
+	return f, err
+}

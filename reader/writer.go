@@ -1,0 +1,256 @@
+package reader
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// ErrNoBzip2Writer is returned by CreateCompressed for a .bz2 output path:
+// the Go standard library decompresses bzip2 but cannot compress it.
+var ErrNoBzip2Writer = errors.New("bzip2 output is not supported (Go has a bzip2 decoder only); use .zst or .gz")
+
+// Writer formats rows as LIBSVM text, one per line:
+//
+//	label idx:val idx:val ...
+//
+// Numbers are written with strconv.AppendFloat(v, 'g', -1, 32), the shortest
+// decimal that parses back to the same float32, so a write/parse round trip is
+// bit-exact. Writer buffers its output; call Flush when done. Write does no
+// allocation: each line is formatted into a buffer the Writer reuses.
+type Writer struct {
+	w   *bufio.Writer
+	buf []byte
+	row int64
+}
+
+// NewWriter returns a Writer that buffers its output to w.
+func NewWriter(w io.Writer) *Writer {
+	return &Writer{w: bufio.NewWriterSize(w, 256<<10), buf: make([]byte, 0, 4096)}
+}
+
+// Write appends one line for the row (label, x). Rows the package's own
+// parser would reject are refused, and nothing is written: the error wraps
+// ErrNonFinite for a NaN or infinite label or value, ErrIndexZero for index
+// 0, and ErrUnsorted or ErrDuplicate for indices that are not strictly
+// ascending, and names the row (0-based count of rows written before).
+// Otherwise the only errors are those of the underlying writer.
+// It panics if len(x.Val) < len(x.Idx).
+func (w *Writer) Write(label float32, x sparsevec.Vector) error {
+	val := x.Val[:len(x.Idx)]
+	b := w.buf[:0]
+	if !finite32(label) {
+		return fmt.Errorf("row %d: %w: label %v", w.row, ErrNonFinite, label)
+	}
+	b = strconv.AppendFloat(b, float64(label), 'g', -1, 32)
+	if len(x.Idx) > 0 && x.Idx[0] == 0 {
+		return fmt.Errorf("row %d: %w", w.row, ErrIndexZero)
+	}
+	var prev uint32
+	for i, j := range x.Idx {
+		v := val[i]
+		if i > 0 && j <= prev {
+			err := ErrUnsorted
+			if j == prev {
+				err = ErrDuplicate
+			}
+			return fmt.Errorf("row %d: %w: index %d after %d", w.row, err, j, prev)
+		}
+		if !finite32(v) {
+			return fmt.Errorf("row %d: %w: value %v at index %d", w.row, ErrNonFinite, v, j)
+		}
+		prev = j
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, uint64(j), 10)
+		b = append(b, ':')
+		b = strconv.AppendFloat(b, float64(v), 'g', -1, 32)
+	}
+	b = append(b, '\n')
+	w.buf = b
+	w.row++
+	_, err := w.w.Write(b)
+	return err
+}
+
+// Flush writes any buffered data to the underlying writer.
+func (w *Writer) Flush() error { return w.w.Flush() }
+
+func finite32(v float32) bool {
+	return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0)
+}
+
+// OutputFile is an output created by CreateCompressed. Data written to it is
+// compressed according to the path's extension and lands in a temporary file
+// next to the destination; Close renames it into place, so the destination
+// either does not change or holds the complete output.
+//
+// The usual pattern is
+//
+//	out, err := reader.CreateCompressed(path)
+//	if err != nil { ... }
+//	defer out.Abort() // removes the temporary file unless Close succeeded
+//	... write ...
+//	return out.Close()
+//
+// A process that dies before Close leaves the temporary file behind (named
+// ".<base>.tmp-*" in the destination directory); the destination is never
+// half-written.
+type OutputFile struct {
+	path string      // destination; "-" for standard output
+	tmp  *os.File    // temporary file; nil for standard output
+	cw   countWriter // counts bytes reaching tmp or stdout
+	enc  io.Writer   // cw, or a compressor writing to cw
+	zc   io.Closer   // the compressor, if any
+	done bool        // Close or Abort has run
+}
+
+// CreateCompressed creates an output at path, compressed by the path's
+// extension (case-insensitive):
+//
+//	.zst  zstd (klauspost/compress, SpeedBetterCompression, 2 goroutines, with checksum)
+//	.gz   gzip (klauspost/compress, default level)
+//	.bz2  rejected with ErrNoBzip2Writer
+//	other uncompressed
+//
+// The path "-" means standard output, uncompressed, written directly; Close
+// then flushes but does not close os.Stdout, and Abort cannot take back what
+// was written. See OutputFile for the atomic-rename contract.
+func CreateCompressed(path string) (*OutputFile, error) {
+	if path == "-" {
+		o := &OutputFile{path: path}
+		o.cw.w = os.Stdout
+		o.enc = &o.cw
+		return o, nil
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".bz2" {
+		return nil, fmt.Errorf("%s: %w", path, ErrNoBzip2Writer)
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	o := &OutputFile{path: path, tmp: tmp}
+	o.cw.w = tmp
+	o.enc = &o.cw
+	switch ext {
+	case ".zst":
+		zw, err := zstd.NewWriter(&o.cw,
+			zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
+			zstd.WithEncoderConcurrency(2))
+		if err != nil {
+			o.removeTemp()
+			return nil, fmt.Errorf("%s: zstd: %w", path, err)
+		}
+		o.enc, o.zc = zw, zw
+	case ".gz":
+		zw := gzip.NewWriter(&o.cw)
+		o.enc, o.zc = zw, zw
+	}
+	return o, nil
+}
+
+// Write compresses p into the temporary file.
+func (o *OutputFile) Write(p []byte) (int, error) {
+	if o.done {
+		return 0, fmt.Errorf("%s: write after Close or Abort: %w", o.path, os.ErrClosed)
+	}
+	return o.enc.Write(p)
+}
+
+// Written returns the number of bytes, after compression, that have reached
+// the temporary file (or standard output) so far; the zstd compressor works
+// in the background, so this lags behind Write. After a successful Close it
+// is the size of the output.
+func (o *OutputFile) Written() int64 { return o.cw.n.Load() }
+
+// Close finishes the compressed stream, syncs the temporary file to disk,
+// gives it mode 0644 and renames it to the destination path, replacing any
+// file there. On error the temporary file is removed and the destination is
+// left as it was. Calling Close more than once, or after Abort, returns an
+// error wrapping os.ErrClosed.
+func (o *OutputFile) Close() error {
+	if o.done {
+		return fmt.Errorf("%s: %w", o.path, os.ErrClosed)
+	}
+	o.done = true
+	if o.zc != nil {
+		if err := o.zc.Close(); err != nil {
+			o.removeTemp()
+			return fmt.Errorf("%s: finishing compressed stream: %w", o.path, err)
+		}
+	}
+	if o.tmp == nil {
+		return nil
+	}
+	if err := o.tmp.Sync(); err != nil {
+		o.removeTemp()
+		return err
+	}
+	if err := o.tmp.Chmod(0o644); err != nil {
+		o.removeTemp()
+		return err
+	}
+	if err := o.tmp.Close(); err != nil {
+		os.Remove(o.tmp.Name())
+		return err
+	}
+	if err := os.Rename(o.tmp.Name(), o.path); err != nil {
+		os.Remove(o.tmp.Name())
+		return err
+	}
+	return nil
+}
+
+// Abort discards the output: it stops the compressor and removes the
+// temporary file, leaving the destination untouched. It is a no-op after
+// Close or a previous Abort, so it can be deferred unconditionally.
+func (o *OutputFile) Abort() {
+	if o.done {
+		return
+	}
+	o.done = true
+	if o.zc != nil {
+		if zw, ok := o.zc.(*zstd.Encoder); ok {
+			zw.Reset(io.Discard) // release the encoder without writing a frame end
+		}
+		o.zc.Close()
+	}
+	if o.tmp != nil {
+		o.removeTemp()
+	}
+}
+
+func (o *OutputFile) removeTemp() {
+	o.tmp.Close()
+	os.Remove(o.tmp.Name())
+}
+
+// countWriter counts the bytes written through it. The count is atomic
+// because the zstd encoder writes from its own goroutine.
+type countWriter struct {
+	w io.Writer
+	n atomic.Int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}

@@ -1,0 +1,112 @@
+package sgd
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+)
+
+// Config holds the hyperparameters of CPM training. The zero value is
+// usable: every field documents its default.
+type Config struct {
+	// K is the number of faces per polytope. If 0, it defaults to 10.
+	K int
+	// Iterations is T, the number of SGD steps per polytope.
+	// If 0, it defaults to 10,000,000.
+	Iterations int64
+	// Lambda is the L2 regularisation λ. If 0, it is 1/(C·T), as the
+	// authors' tool derives it.
+	Lambda float64
+	// C is the regularisation factor used when Lambda is 0.
+	// If 0, it defaults to 1.
+	C float64
+	// Entropy is ASSIGN's target entropy h in nats; 0 disables the
+	// adjustment (plain argmax).
+	Entropy float64
+	// CostRatio multiplies the step of negative rows. If 0, it defaults to 1.
+	CostRatio float64
+	// Bias is the value of the constant feature appended to every row.
+	// If 0, it defaults to 1. Set NoBias to train without one.
+	Bias   float64
+	NoBias bool
+	// Seed seeds every random choice (row order). The same data, config and
+	// seed give bit-identical weights.
+	Seed uint64
+	// Reshuffle draws a fresh permutation every epoch; otherwise the rows
+	// are shuffled once and every epoch repeats that order.
+	Reshuffle bool
+	// DoubleSided trains a second polytope with the labels swapped and
+	// scores f_outer(x) - f_inner(x).
+	DoubleSided bool
+	// Workers bounds the number of polytopes trained at once. If 0, it
+	// defaults to runtime.GOMAXPROCS(0).
+	Workers int
+	// Progress, if set, is called about every ProgressEvery steps of each
+	// polytope, from the goroutine training it.
+	Progress func(Progress)
+	// ProgressEvery is the number of steps between Progress calls.
+	// If 0, it defaults to 1<<20.
+	ProgressEvery int64
+}
+
+// Progress is a snapshot of one polytope's training.
+type Progress struct {
+	Task      string  // which polytope: "outer", "inner", "pair 3 vs 7/outer", ...
+	Step, Of  int64   // steps done and planned
+	Epoch     float64 // passes over the data, fractional
+	NegLoss   float64 // mean hinge loss of negative rows since the last report
+	PosLoss   float64 // mean hinge loss of positive rows since the last report
+	Violation float64 // fraction of rows that caused an update since the last report
+	Entropy   float64 // assignment entropy (nats)
+}
+
+// withDefaults returns c with defaults filled in, or an error if a field is
+// out of range.
+func (c Config) withDefaults() (Config, error) {
+	if c.K == 0 {
+		c.K = 10
+	}
+	if c.Iterations == 0 {
+		c.Iterations = 10_000_000
+	}
+	if c.C == 0 {
+		c.C = 1
+	}
+	if c.CostRatio == 0 {
+		c.CostRatio = 1
+	}
+	if c.Bias == 0 {
+		c.Bias = 1
+	}
+	if c.NoBias {
+		c.Bias = 0
+	}
+	if c.Workers == 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.ProgressEvery == 0 {
+		c.ProgressEvery = 1 << 20
+	}
+	if c.Lambda == 0 {
+		c.Lambda = 1 / (c.C * float64(c.Iterations))
+	}
+	switch {
+	case c.K < 1:
+		return c, fmt.Errorf("sgd: K = %d, want >= 1", c.K)
+	case c.Iterations < 1:
+		return c, fmt.Errorf("sgd: Iterations = %d, want >= 1", c.Iterations)
+	case !(c.Lambda > 0) || math.IsInf(c.Lambda, 0):
+		return c, fmt.Errorf("sgd: Lambda = %v, want a finite value > 0", c.Lambda)
+	case !(c.C > 0) || math.IsInf(c.C, 0):
+		return c, fmt.Errorf("sgd: C = %v, want a finite value > 0", c.C)
+	case !(c.CostRatio > 0) || math.IsInf(c.CostRatio, 0):
+		return c, fmt.Errorf("sgd: CostRatio = %v, want a finite value > 0", c.CostRatio)
+	case c.Entropy < 0 || math.IsNaN(c.Entropy) || math.IsInf(c.Entropy, 0):
+		return c, fmt.Errorf("sgd: Entropy = %v, want a finite value >= 0", c.Entropy)
+	case math.IsNaN(c.Bias) || math.IsInf(c.Bias, 0):
+		return c, fmt.Errorf("sgd: Bias = %v, want a finite value", c.Bias)
+	case c.Workers < 1:
+		return c, fmt.Errorf("sgd: Workers = %d, want >= 1", c.Workers)
+	}
+	return c, nil
+}

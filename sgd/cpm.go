@@ -1,0 +1,195 @@
+package sgd
+
+import (
+	"github.com/polyhedral/cpm/assign"
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// foldBelow is the lazy scale below which s is folded into the stored
+// weights (2^-20). See the package comment.
+const foldBelow = 1.0 / (1 << 20)
+
+// Polytope is the SGD state of one convex polytope: Algorithm 1 of
+// Kantchelian et al. (NIPS 2014) with lazy L2 scaling. The true weights are
+// scale·W; row 0 of W is the bias row.
+type Polytope struct {
+	W *sparsevec.Matrix
+
+	scale     float64 // s: true weights are s·W
+	t         int64   // steps taken
+	lambda    float64
+	costRatio float64
+	bias      float32
+	asg       *assign.Assigner
+
+	raw   []float32 // Stride: W·x without bias
+	score []float32 // Stride: true scores s·(W·x + b·W_0)
+	coef  []float32 // Stride: AddOuter coefficients
+
+	stats stepStats
+}
+
+type stepStats struct {
+	neg, pos         int64
+	negLoss, posLoss float64
+	updates          int64
+}
+
+// NewPolytope returns a zero polytope with k faces over d feature rows
+// (row 0 is the bias; d grows on demand as Step sees larger indices).
+// cfg must have been completed by withDefaults.
+func newPolytope(cfg Config, d int) (*Polytope, error) {
+	a, err := assign.New(cfg.K, cfg.Entropy)
+	if err != nil {
+		return nil, err
+	}
+	if d < 1 {
+		d = 1
+	}
+	w := sparsevec.NewMatrix(d, cfg.K)
+	return &Polytope{
+		W:         w,
+		scale:     1,
+		lambda:    cfg.Lambda,
+		costRatio: cfg.CostRatio,
+		bias:      float32(cfg.Bias),
+		asg:       a,
+		raw:       make([]float32, w.Stride),
+		score:     make([]float32, w.Stride),
+		coef:      make([]float32, w.Stride),
+	}, nil
+}
+
+// scores fills p.score with the true scores of x and returns the face with
+// the highest score (lowest index on ties).
+func (p *Polytope) scores(x sparsevec.Vector) int {
+	p.W.Scores(p.raw, x)
+	k := p.W.K
+	row0 := p.W.Row(0)[:k]
+	raw := p.raw[:k]
+	sc := p.score[:k]
+	s := float32(p.scale)
+	b := p.bias
+	best := 0
+	for j := range sc {
+		sc[j] = s * (raw[j] + b*row0[j])
+		if sc[j] > sc[best] {
+			best = j
+		}
+	}
+	return best
+}
+
+// Step performs one SGD step of Algorithm 1 on row x. positive says whether
+// x carries the outer label (lives outside the polytope); id identifies the
+// row for ASSIGN's dictionary (stable across epochs). It does not allocate
+// unless x has a feature index beyond W's rows or id is beyond the reserved
+// dictionary.
+func (p *Polytope) Step(x sparsevec.Vector, positive bool, id int) {
+	if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= p.W.D {
+		p.W.Grow(int(x.Idx[n-1]) + 1)
+	}
+	z := p.scores(x)
+	p.t++
+	eta := 1 / (p.lambda * float64(p.t))
+	// W_{t+1} = (1 - η_t λ) W_t + η_t g_t, with 1 - η_t λ = 1 - 1/t.
+	if p.t == 1 {
+		p.W.Zero()
+		p.scale = 1
+	} else {
+		p.scale *= 1 - 1/float64(p.t)
+		if p.scale < foldBelow {
+			p.fold()
+		}
+	}
+	k := p.W.K
+	sc := p.score[:k]
+	st := &p.stats
+	if !positive {
+		st.neg++
+		a := float32(-p.costRatio * eta / p.scale)
+		c := p.coef[:k]
+		n, last := 0, 0
+		for j, v := range sc {
+			if v > -1 {
+				st.negLoss += float64(1 + v)
+				c[j] = a
+				n++
+				last = j
+			} else {
+				c[j] = 0
+			}
+		}
+		switch {
+		case n == 0:
+			return
+		case n == 1:
+			p.W.AddToFace(last, a, x)
+		default:
+			p.W.AddOuter(p.coef, x)
+		}
+		row0 := p.W.Row(0)[:k]
+		for j := range c {
+			row0[j] += c[j] * p.bias
+		}
+		st.updates++
+		return
+	}
+	st.pos++
+	if sc[z] >= 1 {
+		return
+	}
+	z = p.asg.Assign(p.score, id)
+	st.posLoss += float64(1 - sc[z])
+	a := float32(eta / p.scale)
+	p.W.AddToFace(z, a, x)
+	p.W.Row(0)[z] += a * p.bias
+	st.updates++
+}
+
+// fold multiplies the lazy scale into the stored weights.
+func (p *Polytope) fold() {
+	if p.scale != 1 {
+		p.W.Scale(float32(p.scale))
+		p.scale = 1
+	}
+}
+
+// Weights folds the lazy scale and returns the true weight matrix (owned by
+// p; it stays valid until the next Step).
+func (p *Polytope) Weights() *sparsevec.Matrix {
+	p.fold()
+	return p.W
+}
+
+// Steps returns the number of SGD steps taken.
+func (p *Polytope) Steps() int64 { return p.t }
+
+// Assigner returns the polytope's ASSIGN state.
+func (p *Polytope) Assigner() *assign.Assigner { return p.asg }
+
+// Score returns f(x) = max_k W_k x of the current weights.
+func (p *Polytope) Score(x sparsevec.Vector) float32 {
+	if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= p.W.D {
+		x = clip(x, p.W.D)
+	}
+	z := p.scores(x)
+	return p.score[z]
+}
+
+// clip drops the nonzeros of x whose index is not below d: features never
+// seen in training have zero weight.
+func clip(x sparsevec.Vector, d int) sparsevec.Vector {
+	n := len(x.Idx)
+	for n > 0 && int(x.Idx[n-1]) >= d {
+		n--
+	}
+	return sparsevec.Vector{Idx: x.Idx[:n], Val: x.Val[:n]}
+}
+
+// takeStats returns and resets the loss statistics.
+func (p *Polytope) takeStats() stepStats {
+	s := p.stats
+	p.stats = stepStats{}
+	return s
+}

@@ -1,0 +1,34 @@
+// Package sgd trains Convex Polytope Machines (Kantchelian, Tschantz, Huang,
+// Bartlett, Joseph and Tygar, "Large-Margin Convex Polytope Machine",
+// NIPS 2014) by stochastic sub-gradient descent, and predicts with them.
+//
+// A polytope is a K×d matrix W with score f(x) = max_k W_k·x; points with
+// f(x) > 0 lie outside the polytope and are labelled with the outer label.
+// Training minimises (paper, section 4)
+//
+//	Σ_{y=-1} Σ_k [1 + W_k x]_+  +  Σ_{y=+1} [1 - W_{z(x)} x]_+  +  λ‖W‖²
+//
+// with Algorithm 1 (SGDTRAIN) and the ASSIGN heuristic of Algorithm 2
+// (package assign). Double-sided CPM (section 3.1) trains a second polytope
+// with the labels swapped and scores f_-(x) - f_+(x); one-vs-one multiclass
+// (section 5.3) trains C(C-1)/2 binary machines and takes a majority vote.
+//
+// Where this package deviates from, or pins down, the paper:
+//
+//   - Step size and shrink order. η_t = 1/(λt) with t = 1, 2, ... counting
+//     SGD steps, as Pegasos (Shalev-Shwartz et al., ICML 2007). The paper's
+//     Algorithm 1 applies the shrink W ← (1-η_tλ)W after the update; with
+//     t starting at 1 that factor is 0 and would erase the first update.
+//     We follow Pegasos: the margin test and the sub-gradient use W_t, and
+//     W_{t+1} = (1-η_tλ)W_t + η_t·g_t, so the first step sets W to η_1·g_1.
+//   - Lazy scaling. W is stored as s·V: the shrink multiplies the scalar s
+//     (O(1)), an update adds (η_t/s)·x to V (O(nnz·faces)). With this
+//     schedule s_t = 1/t, so V never underflows in practice; still, s is
+//     folded into V whenever it falls below 2^-20 and before the weights
+//     are read.
+//   - Bias. Each row is augmented with a constant feature (value Config.Bias,
+//     default 1) stored as row 0 of W and regularised like every other
+//     weight, as the paper's "constant unitary component".
+//   - Cost ratio. Negative rows' steps are multiplied by CostRatio (the
+//     weight of the negative hinge terms relative to the positive ones).
+package sgd

@@ -1,0 +1,268 @@
+package sgd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// Source yields the rows SGD trains on, one per step, forever: a source
+// starts a new epoch when it runs out. The vector returned by Next is valid
+// until the next call.
+type Source interface {
+	// Next returns the next row, its label and a row id that is stable
+	// across epochs and below Rows() (ASSIGN's dictionary key).
+	Next() (x sparsevec.Vector, label float32, id int, err error)
+	// Epoch returns the number of completed passes plus the fraction of
+	// the current one done, when the number of rows is known.
+	Epoch() float64
+}
+
+// randIndex returns a uniform index in [0, n) from r. It is written out
+// (rather than rand.Shuffle) so the row order of a seed never changes with
+// the Go release.
+func randIndex(r *rand.PCG, n int) int {
+	return int(r.Uint64() % uint64(n))
+}
+
+// shuffle permutes p by Fisher–Yates.
+func shuffle(r *rand.PCG, p []int32) {
+	for i := len(p) - 1; i > 0; i-- {
+		j := randIndex(r, i+1)
+		p[i], p[j] = p[j], p[i]
+	}
+}
+
+// MemorySource draws rows of an in-memory CSR in a seeded random order.
+// Rows lists the CSR rows to use (nil = all); row ids are positions in that
+// list.
+type MemorySource struct {
+	data      *sparsevec.CSR
+	rows      []int32 // CSR row of each id
+	perm      []int32 // ids in epoch order
+	pos       int
+	epoch     int
+	reshuffle bool
+	rng       *rand.PCG
+}
+
+// NewMemorySource returns a source over the given rows of data (nil = all)
+// shuffled with a PCG seeded by (seed, stream). With reshuffle every epoch
+// gets a fresh permutation; otherwise every epoch repeats the first one.
+func NewMemorySource(data *sparsevec.CSR, rows []int32, seed, stream uint64, reshuffle bool) (*MemorySource, error) {
+	if rows == nil {
+		rows = make([]int32, data.Rows())
+		for i := range rows {
+			rows[i] = int32(i)
+		}
+	}
+	if len(rows) == 0 {
+		return nil, errors.New("sgd: no training rows")
+	}
+	s := &MemorySource{data: data, rows: rows, perm: make([]int32, len(rows)), reshuffle: reshuffle, rng: rand.NewPCG(seed, stream)}
+	for i := range s.perm {
+		s.perm[i] = int32(i)
+	}
+	shuffle(s.rng, s.perm)
+	return s, nil
+}
+
+// Rows returns the number of rows drawn from.
+func (s *MemorySource) Rows() int { return len(s.rows) }
+
+// Next implements Source. It never fails and does not allocate.
+func (s *MemorySource) Next() (sparsevec.Vector, float32, int, error) {
+	if s.pos == len(s.perm) {
+		s.pos = 0
+		s.epoch++
+		if s.reshuffle {
+			shuffle(s.rng, s.perm)
+		}
+	}
+	id := int(s.perm[s.pos])
+	s.pos++
+	r := int(s.rows[id])
+	return s.data.Row(r), s.data.Labels[r], id, nil
+}
+
+// Epoch implements Source.
+func (s *MemorySource) Epoch() float64 {
+	return float64(s.epoch) + float64(s.pos)/float64(len(s.perm))
+}
+
+// Blocks is a stream of row blocks in file order, as reader.Stream
+// provides: Next returns io.EOF at the end; a block handed out stays valid
+// until it is given back with Release.
+type Blocks interface {
+	Next() (*sparsevec.CSR, error)
+	Release(*sparsevec.CSR)
+	Close() error
+}
+
+// entry is a row held in the shuffle buffer's arena.
+type entry struct {
+	off, n int
+	label  float32
+	id     int
+}
+
+// StreamSource makes repeated passes over data that does not fit in memory
+// through a bounded shuffle buffer: it holds at most Buffer rows, copied
+// into its own arena, and at each step emits a uniformly random held row
+// and refills from the stream. Only the block being read is held besides
+// (plus what the reader keeps in flight), so memory is bounded by the
+// buffer, not by the input. Row ids are row ordinals in the file. When a
+// pass ends the input is opened again.
+//
+// The arena is compacted when more than half of it is dead rows, so each
+// row is copied O(1) times on average.
+type StreamSource struct {
+	open    func() (Blocks, error)
+	cur     Blocks
+	blk     *sparsevec.CSR // block being read, nil if none
+	blkRow  int
+	buffer  int
+	pending []entry
+	idx     []uint32 // arena
+	val     []float32
+	live    int // nonzeros of pending rows in the arena
+	rng     *rand.PCG
+	next    int // id of the next row to arrive in this pass
+	eof     bool
+	epoch   int
+	rows    int // rows per pass, known after the first pass (0 before)
+	done    int // rows emitted in this pass
+}
+
+// NewStreamSource returns a source that opens its input with open, keeps a
+// shuffle buffer of buffer rows, and draws with a PCG seeded by
+// (seed, stream).
+func NewStreamSource(open func() (Blocks, error), buffer int, seed, stream uint64) (*StreamSource, error) {
+	if buffer < 1 {
+		buffer = 1
+	}
+	s := &StreamSource{open: open, buffer: buffer, rng: rand.NewPCG(seed, stream)}
+	b, err := open()
+	if err != nil {
+		return nil, err
+	}
+	s.cur = b
+	return s, nil
+}
+
+// compact moves the pending rows to the front of the arena, in arena order.
+func (s *StreamSource) compact() {
+	slices.SortFunc(s.pending, func(a, b entry) int { return a.off - b.off })
+	w := 0
+	for i := range s.pending {
+		e := &s.pending[i]
+		copy(s.idx[w:], s.idx[e.off:e.off+e.n])
+		copy(s.val[w:], s.val[e.off:e.off+e.n])
+		e.off = w
+		w += e.n
+	}
+	s.idx, s.val = s.idx[:w], s.val[:w]
+}
+
+// fill copies rows from the stream until the buffer is full or the pass
+// ends.
+func (s *StreamSource) fill() error {
+	for len(s.pending) < s.buffer {
+		if s.blk == nil || s.blkRow == s.blk.Rows() {
+			if s.blk != nil {
+				s.cur.Release(s.blk)
+				s.blk = nil
+			}
+			if s.eof {
+				return nil
+			}
+			b, err := s.cur.Next()
+			if err == io.EOF {
+				s.eof = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			s.blk, s.blkRow = b, 0
+			continue
+		}
+		x := s.blk.Row(s.blkRow)
+		if len(s.idx)+len(x.Idx) > cap(s.idx) && len(s.idx) > 2*s.live {
+			s.compact()
+		}
+		s.pending = append(s.pending, entry{off: len(s.idx), n: len(x.Idx), label: s.blk.Labels[s.blkRow], id: s.next})
+		s.idx = append(s.idx, x.Idx...)
+		s.val = append(s.val, x.Val...)
+		s.live += len(x.Idx)
+		s.blkRow++
+		s.next++
+	}
+	return nil
+}
+
+// Next implements Source. The returned vector is valid until the next call.
+func (s *StreamSource) Next() (sparsevec.Vector, float32, int, error) {
+	if err := s.fill(); err != nil {
+		return sparsevec.Vector{}, 0, 0, err
+	}
+	if len(s.pending) == 0 {
+		// End of a pass: start the next one.
+		if s.next == 0 {
+			return sparsevec.Vector{}, 0, 0, errors.New("sgd: training input has no rows")
+		}
+		if err := s.cur.Close(); err != nil {
+			return sparsevec.Vector{}, 0, 0, err
+		}
+		b, err := s.open()
+		if err != nil {
+			return sparsevec.Vector{}, 0, 0, fmt.Errorf("reopening for pass %d: %w", s.epoch+2, err)
+		}
+		s.cur = b
+		s.rows = s.next
+		s.next, s.done, s.eof = 0, 0, false
+		s.idx, s.val, s.live = s.idx[:0], s.val[:0], 0
+		s.epoch++
+		if err := s.fill(); err != nil {
+			return sparsevec.Vector{}, 0, 0, err
+		}
+		if len(s.pending) == 0 {
+			return sparsevec.Vector{}, 0, 0, errors.New("sgd: training input has no rows on a later pass")
+		}
+	}
+	k := randIndex(s.rng, len(s.pending))
+	e := s.pending[k]
+	s.pending[k] = s.pending[len(s.pending)-1]
+	s.pending = s.pending[:len(s.pending)-1]
+	s.live -= e.n
+	s.done++
+	x := sparsevec.Vector{Idx: s.idx[e.off : e.off+e.n : e.off+e.n], Val: s.val[e.off : e.off+e.n : e.off+e.n]}
+	return x, e.label, e.id, nil
+}
+
+// Epoch implements Source; before the first pass ends the fraction is
+// unknown and only whole passes are counted.
+func (s *StreamSource) Epoch() float64 {
+	if s.rows == 0 {
+		return float64(s.epoch)
+	}
+	return float64(s.epoch) + float64(s.done)/float64(s.rows)
+}
+
+// Close stops the underlying stream.
+func (s *StreamSource) Close() error {
+	if s.cur == nil {
+		return nil
+	}
+	if s.blk != nil {
+		s.cur.Release(s.blk)
+		s.blk = nil
+	}
+	err := s.cur.Close()
+	s.cur = nil
+	return err
+}

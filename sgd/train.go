@@ -1,0 +1,326 @@
+package sgd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// Report summarises a training run for logs and --json metrics.
+type Report struct {
+	Seconds        float64
+	Steps          int64 // total SGD steps over every polytope
+	StepsPerSecond float64
+	Polytopes      []PolytopeReport
+}
+
+// PolytopeReport describes one trained polytope.
+type PolytopeReport struct {
+	Task    string
+	Steps   int64
+	Entropy float64 // final assignment entropy, nats
+	Counts  []int64 // per face: positives whose unadjusted assignment is that face
+}
+
+// task is one polytope to train: rows whose label equals outer are
+// positives (outside the polytope).
+type task struct {
+	name   string
+	outer  float32
+	source func() (Source, error)
+	d      int // initial feature rows (grown on demand)
+	ids    int // row ids to reserve in ASSIGN's dictionary
+}
+
+// mix derives the PCG stream of task i, so that every polytope's row order
+// depends only on the seed and its position in the model, never on
+// scheduling.
+func mix(i int) uint64 { return 0x9e3779b97f4a7c15 * uint64(i+1) }
+
+// run trains one polytope for cfg.Iterations steps.
+func (t *task) run(ctx context.Context, cfg Config) (*Polytope, error) {
+	p, err := newPolytope(cfg, t.d)
+	if err != nil {
+		return nil, err
+	}
+	p.asg.Reserve(t.ids)
+	src, err := t.source()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.name, err)
+	}
+	if c, ok := src.(interface{ Close() error }); ok {
+		defer c.Close()
+	}
+	every := cfg.ProgressEvery
+	for done := int64(0); done < cfg.Iterations; {
+		n := min(cfg.Iterations-done, 1<<14)
+		if n > every-done%every {
+			n = every - done%every
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for range n {
+			x, y, id, err := src.Next()
+			if err != nil {
+				return nil, fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
+			}
+			p.Step(x, y == t.outer, id)
+		}
+		done += n
+		if cfg.Progress != nil && (done%every == 0 || done == cfg.Iterations) {
+			st := p.takeStats()
+			pr := Progress{Task: t.name, Step: done, Of: cfg.Iterations, Epoch: src.Epoch(), Entropy: p.asg.Entropy()}
+			if st.neg > 0 {
+				pr.NegLoss = st.negLoss / float64(st.neg)
+			}
+			if st.pos > 0 {
+				pr.PosLoss = st.posLoss / float64(st.pos)
+			}
+			if st.neg+st.pos > 0 {
+				pr.Violation = float64(st.updates) / float64(st.neg+st.pos)
+			}
+			cfg.Progress(pr)
+		}
+	}
+	p.fold()
+	return p, nil
+}
+
+// runAll trains every task on a pool of cfg.Workers goroutines and returns
+// the polytopes in task order.
+func runAll(ctx context.Context, cfg Config, tasks []task) ([]*Polytope, *Report, error) {
+	start := time.Now()
+	out := make([]*Polytope, len(tasks))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(cfg.Workers)
+	for i := range tasks {
+		g.Go(func() error {
+			p, err := tasks[i].run(ctx, cfg)
+			out[i] = p
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	rep := &Report{Seconds: time.Since(start).Seconds()}
+	for i, p := range out {
+		rep.Steps += p.t
+		rep.Polytopes = append(rep.Polytopes, PolytopeReport{
+			Task: tasks[i].name, Steps: p.t, Entropy: p.asg.Entropy(),
+			Counts: slices.Clone(p.asg.Counts()),
+		})
+	}
+	if rep.Seconds > 0 {
+		rep.StepsPerSecond = float64(rep.Steps) / rep.Seconds
+	}
+	return out, rep, nil
+}
+
+// buildModel assembles the model file contents from trained polytopes,
+// padding every matrix to a common number of feature rows.
+func buildModel(cfg Config, classes []float32, ovo bool, polys []*Polytope) *model.Model {
+	d := 1
+	for _, p := range polys {
+		d = max(d, p.W.D)
+	}
+	m := &model.Model{
+		Learner: "cpm", Sides: 1, K: cfg.K, D: d,
+		Lambda: cfg.Lambda, Entropy: cfg.Entropy, CostRatio: cfg.CostRatio,
+		Bias: cfg.Bias, Seed: cfg.Seed, Iterations: cfg.Iterations,
+		Classes: classes, OvO: ovo,
+		Params: map[string]string{"reshuffle": fmt.Sprint(cfg.Reshuffle)},
+	}
+	if cfg.DoubleSided {
+		m.Sides = 2
+	}
+	for _, p := range polys {
+		p.W.Grow(d)
+		m.Weights = append(m.Weights, p.W)
+		c := make([]uint64, cfg.K)
+		for k, n := range p.asg.Counts() {
+			c[k] = uint64(n)
+		}
+		m.Counts = append(m.Counts, c)
+	}
+	return m
+}
+
+// Labels returns the distinct labels of data in ascending order.
+func Labels(data *sparsevec.CSR) []float32 {
+	seen := map[float32]bool{}
+	var out []float32
+	for _, y := range data.Labels {
+		if !seen[y] {
+			seen[y] = true
+			out = append(out, y)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// binaryClasses returns [outer, inner] for a two-label data set. If outer is
+// nil the larger label is the outer one (+1 for ±1 data).
+func binaryClasses(labels []float32, outer *float32) ([]float32, error) {
+	if len(labels) != 2 {
+		return nil, fmt.Errorf("sgd: binary CPM needs exactly 2 labels, the data has %d (%v); use one-vs-one for multiclass data", len(labels), labels)
+	}
+	if outer == nil {
+		return []float32{labels[1], labels[0]}, nil
+	}
+	switch *outer {
+	case labels[0]:
+		return []float32{labels[0], labels[1]}, nil
+	case labels[1]:
+		return []float32{labels[1], labels[0]}, nil
+	}
+	return nil, fmt.Errorf("sgd: outer label %v is not one of the data's labels %v", *outer, labels)
+}
+
+// Train trains a binary CPM (double-sided if cfg.DoubleSided) on in-memory
+// data. outer selects the label that lives outside the polytope (nil: the
+// larger label). The two polytopes of a double-sided CPM train concurrently.
+func Train(ctx context.Context, cfg Config, data *sparsevec.CSR, outer *float32) (*model.Model, *Report, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, nil, err
+	}
+	classes, err := binaryClasses(Labels(data), outer)
+	if err != nil {
+		return nil, nil, err
+	}
+	tasks := []task{memTask(cfg, data, nil, "outer", classes[0], 0)}
+	if cfg.DoubleSided {
+		tasks = append(tasks, memTask(cfg, data, nil, "inner", classes[1], 1))
+	}
+	polys, rep, err := runAll(ctx, cfg, tasks)
+	if err != nil {
+		return nil, nil, err
+	}
+	return buildModel(cfg, classes, false, polys), rep, nil
+}
+
+func memTask(cfg Config, data *sparsevec.CSR, rows []int32, name string, outer float32, i int) task {
+	n := data.Rows()
+	if rows != nil {
+		n = len(rows)
+	}
+	return task{
+		name: name, outer: outer, d: max(data.Dim, 1), ids: n,
+		source: func() (Source, error) {
+			return NewMemorySource(data, rows, cfg.Seed, mix(i), cfg.Reshuffle)
+		},
+	}
+}
+
+// TrainStream trains a binary CPM by repeated passes over an input too large
+// for memory: open opens a fresh pass, buffer is the shuffle buffer in rows.
+// Classes must be given as [outer, inner]; a row with any other label is an
+// error.
+func TrainStream(ctx context.Context, cfg Config, open func() (Blocks, error), buffer int, classes [2]float32) (*model.Model, *Report, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, nil, err
+	}
+	mk := func(name string, outer float32, i int) task {
+		return task{name: name, outer: outer, d: 1, source: func() (Source, error) {
+			s, err := NewStreamSource(open, buffer, cfg.Seed, mix(i))
+			if err != nil {
+				return nil, err
+			}
+			return &checkedSource{StreamSource: s, classes: classes}, nil
+		}}
+	}
+	tasks := []task{mk("outer", classes[0], 0)}
+	if cfg.DoubleSided {
+		tasks = append(tasks, mk("inner", classes[1], 1))
+	}
+	polys, rep, err := runAll(ctx, cfg, tasks)
+	if err != nil {
+		return nil, nil, err
+	}
+	return buildModel(cfg, classes[:], false, polys), rep, nil
+}
+
+// checkedSource refuses rows whose label is not one of the two classes.
+type checkedSource struct {
+	*StreamSource
+	classes [2]float32
+}
+
+func (c *checkedSource) Next() (sparsevec.Vector, float32, int, error) {
+	x, y, id, err := c.StreamSource.Next()
+	if err == nil && y != c.classes[0] && y != c.classes[1] {
+		err = fmt.Errorf("row %d has label %v; binary training expects %v or %v (set the outer label, or use one-vs-one)", id+1, y, c.classes[0], c.classes[1])
+	}
+	return x, y, id, err
+}
+
+// Pairs returns the one-vs-one class pairs (i, j), i < j, in model order.
+func Pairs(c int) [][2]int {
+	var p [][2]int
+	for i := 0; i < c; i++ {
+		for j := i + 1; j < c; j++ {
+			p = append(p, [2]int{i, j})
+		}
+	}
+	return p
+}
+
+// TrainOvO trains one-vs-one multiclass CPM: one binary CPM (double-sided
+// if cfg.DoubleSided) per pair of classes, on the rows of those two classes,
+// with class i of pair (i, j) outside. Polytopes train on a bounded pool of
+// cfg.Workers goroutines.
+func TrainOvO(ctx context.Context, cfg Config, data *sparsevec.CSR) (*model.Model, *Report, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, nil, err
+	}
+	classes := Labels(data)
+	if len(classes) < 2 {
+		return nil, nil, fmt.Errorf("sgd: one-vs-one needs at least 2 labels, the data has %d", len(classes))
+	}
+	byClass := make(map[float32][]int32, len(classes))
+	for r, y := range data.Labels {
+		byClass[y] = append(byClass[y], int32(r))
+	}
+	var tasks []task
+	for pi, pr := range Pairs(len(classes)) {
+		a, b := classes[pr[0]], classes[pr[1]]
+		rows := mergeSorted(byClass[a], byClass[b])
+		name := fmt.Sprintf("%v vs %v", a, b)
+		tasks = append(tasks, memTask(cfg, data, rows, name+"/outer", a, 2*pi))
+		if cfg.DoubleSided {
+			tasks = append(tasks, memTask(cfg, data, rows, name+"/inner", b, 2*pi+1))
+		}
+	}
+	polys, rep, err := runAll(ctx, cfg, tasks)
+	if err != nil {
+		return nil, nil, err
+	}
+	return buildModel(cfg, classes, true, polys), rep, nil
+}
+
+func mergeSorted(a, b []int32) []int32 {
+	out := make([]int32, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if a[i] < b[j] {
+			out = append(out, a[i])
+			i++
+		} else {
+			out = append(out, b[j])
+			j++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
+}

@@ -1,0 +1,75 @@
+package sparsevec
+
+// CSR is a block of sparse rows in compressed sparse row form: row r has
+// labels Labels[r] and nonzeros Idx[Ptr[r]:Ptr[r+1]], Val[Ptr[r]:Ptr[r+1]].
+// The zero value is an empty block ready for Append.
+//
+// All rows live in three contiguous arrays, so a block of a million rows is
+// three allocations, not a million.
+type CSR struct {
+	Labels []float32
+	Ptr    []int // len(Labels)+1 once a row has been appended; Ptr[0] == 0
+	Idx    []uint32
+	Val    []float32
+	// Dim is one more than the largest feature index stored (0 when empty):
+	// a Matrix with D >= Dim can score every row.
+	Dim int
+}
+
+// Rows returns the number of rows.
+func (m *CSR) Rows() int { return len(m.Labels) }
+
+// NNZ returns the number of stored nonzeros.
+func (m *CSR) NNZ() int { return len(m.Idx) }
+
+// Row returns row r. The vector aliases m's arrays: it stays valid until m is
+// modified by Reset or Append. It panics if r is out of range.
+func (m *CSR) Row(r int) Vector {
+	lo, hi := m.Ptr[r], m.Ptr[r+1]
+	return Vector{Idx: m.Idx[lo:hi:hi], Val: m.Val[lo:hi:hi]}
+}
+
+// Append copies x onto the end of m as a new row with the given label.
+// It does not check x; callers that take rows from outside validate them
+// first (the reader does).
+func (m *CSR) Append(label float32, x Vector) {
+	if len(m.Ptr) == 0 {
+		m.Ptr = append(m.Ptr, 0)
+	}
+	m.Labels = append(m.Labels, label)
+	m.Idx = append(m.Idx, x.Idx...)
+	m.Val = append(m.Val, x.Val...)
+	m.Ptr = append(m.Ptr, len(m.Idx))
+	if d := int(x.MaxIndex()) + 1; len(x.Idx) > 0 && d > m.Dim {
+		m.Dim = d
+	}
+}
+
+// AppendCSR appends every row of o to m.
+func (m *CSR) AppendCSR(o *CSR) {
+	if o.Rows() == 0 {
+		return
+	}
+	if len(m.Ptr) == 0 {
+		m.Ptr = append(m.Ptr, 0)
+	}
+	base := len(m.Idx)
+	m.Labels = append(m.Labels, o.Labels...)
+	m.Idx = append(m.Idx, o.Idx...)
+	m.Val = append(m.Val, o.Val...)
+	for _, p := range o.Ptr[1:] {
+		m.Ptr = append(m.Ptr, base+p)
+	}
+	if o.Dim > m.Dim {
+		m.Dim = o.Dim
+	}
+}
+
+// Reset empties m, keeping its capacity for reuse.
+func (m *CSR) Reset() {
+	m.Labels = m.Labels[:0]
+	m.Idx = m.Idx[:0]
+	m.Val = m.Val[:0]
+	m.Ptr = m.Ptr[:0]
+	m.Dim = 0
+}

@@ -1,0 +1,20 @@
+// Package sparsevec is the sparse kernel shared by every learner in this
+// module: sparse rows, CSR blocks of many rows, and a dense feature-major
+// weight matrix with the few operations SGD-style learners need.
+//
+// Layout. A Matrix holds D feature rows of Stride float32 each; the weight of
+// feature j for face k is Data[j*Stride+k]. One nonzero x_j of a sparse row
+// therefore touches Stride contiguous floats, which is what makes the three
+// kernels below cache- and SIMD-friendly:
+//
+//	Scores(dst, x):    dst[k]  = Σ_i x.Val[i] · W[x.Idx[i]][k]      for all k
+//	AddToFace(k, a, x): W[j][k] += a · x_j                         for one face
+//	AddOuter(c, x):    W[j][:] += x_j · c[:]                       (rank-one update)
+//
+// AddOuter with c = a on a chosen set of faces and 0 elsewhere updates that
+// set of faces in one pass; this is how CPM pushes a negative row down on
+// every violated face (Kantchelian et al., NIPS 2014, Algorithm 1).
+//
+// None of the kernels allocates. They panic on programmer error (a feature
+// index not below D, a dst shorter than Stride), never on data.
+package sparsevec

@@ -1,0 +1,5 @@
+package sparsevec
+
+func kernelImpls() []kernelImpl {
+	return []kernelImpl{{"generic", func() func() { return func() {} }}}
+}

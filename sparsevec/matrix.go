@@ -1,0 +1,134 @@
+package sparsevec
+
+import "fmt"
+
+// Lanes is the SIMD width, in float32, that Stride is padded to.
+const Lanes = 8
+
+// Matrix is a dense D×K weight matrix stored feature-major: the K weights of
+// feature j are Data[j*Stride : j*Stride+K], contiguous, followed by
+// Stride-K padding columns that are always zero. Row 0 is the bias row by
+// convention of the learners (LIBSVM indices start at 1).
+type Matrix struct {
+	D, K, Stride int
+	Data         []float32
+}
+
+// StrideFor returns the row stride used for k faces: k rounded up to a
+// multiple of Lanes.
+func StrideFor(k int) int { return (k + Lanes - 1) / Lanes * Lanes }
+
+// NewMatrix returns a zero d×k matrix. It panics if d < 0 or k < 1.
+func NewMatrix(d, k int) *Matrix {
+	if d < 0 || k < 1 {
+		panic(fmt.Sprintf("sparsevec: bad matrix shape %d×%d", d, k))
+	}
+	s := StrideFor(k)
+	return &Matrix{D: d, K: k, Stride: s, Data: make([]float32, d*s)}
+}
+
+// At returns W[j][k].
+func (m *Matrix) At(j, k int) float32 {
+	if uint(k) >= uint(m.K) {
+		panic("sparsevec: face index out of range")
+	}
+	return m.Data[j*m.Stride+k]
+}
+
+// Set sets W[j][k] = v.
+func (m *Matrix) Set(j, k int, v float32) {
+	if uint(k) >= uint(m.K) {
+		panic("sparsevec: face index out of range")
+	}
+	m.Data[j*m.Stride+k] = v
+}
+
+// Row returns the Stride weights of feature j (the last Stride-K are padding).
+func (m *Matrix) Row(j int) []float32 {
+	return m.Data[j*m.Stride : (j+1)*m.Stride : (j+1)*m.Stride]
+}
+
+// Grow makes D at least d, appending zero feature rows. Existing weights
+// are kept; the backing array grows geometrically so repeated small growth
+// is amortised O(1) per row.
+func (m *Matrix) Grow(d int) {
+	if d <= m.D {
+		return
+	}
+	n := d * m.Stride
+	if n <= cap(m.Data) {
+		m.Data = m.Data[:n]
+		clear(m.Data[m.D*m.Stride:])
+	} else {
+		c := 2 * cap(m.Data)
+		if c < n {
+			c = n
+		}
+		nd := make([]float32, n, c)
+		copy(nd, m.Data)
+		m.Data = nd
+	}
+	m.D = d
+}
+
+// Scale multiplies every weight by a.
+func (m *Matrix) Scale(a float32) {
+	for i := range m.Data {
+		m.Data[i] *= a
+	}
+}
+
+// Zero sets every weight to 0.
+func (m *Matrix) Zero() { clear(m.Data) }
+
+// checkVec panics unless x has a value for every index and its last index
+// is below m.D, and returns the D·Stride weights with capacity clipped to
+// length. Indices are ascending, so checking the last one suffices for a
+// valid x; the kernels still bound every index by the clipped weights, so
+// an unsorted x with an index >= D panics instead of reaching past them.
+func (m *Matrix) checkVec(x Vector) []float32 {
+	if len(x.Val) < len(x.Idx) {
+		panic("sparsevec: vector has fewer values than indices")
+	}
+	if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= m.D {
+		panic(fmt.Sprintf("sparsevec: feature index %d out of range [0,%d)", x.Idx[n-1], m.D))
+	}
+	n := m.D * m.Stride
+	if len(m.Data) < n {
+		panic("sparsevec: Matrix Data shorter than D·Stride")
+	}
+	return m.Data[:n:n]
+}
+
+// Scores sets dst[k] = Σ_i x.Val[i]·W[x.Idx[i]][k] for k < Stride (padding
+// entries come out 0). It panics if len(dst) < Stride or an index of x is
+// not below D. It does not allocate.
+func (m *Matrix) Scores(dst []float32, x Vector) {
+	if len(dst) < m.Stride {
+		panic("sparsevec: Scores dst shorter than Stride")
+	}
+	w := m.checkVec(x)
+	scores(dst[:m.Stride], w, m.Stride, x.Idx, x.Val[:len(x.Idx)])
+}
+
+// AddToFace adds a·x to face k: W[j][k] += a·x_j for every nonzero j.
+// It panics if k is not a face or an index of x is not below D.
+func (m *Matrix) AddToFace(k int, a float32, x Vector) {
+	if uint(k) >= uint(m.K) {
+		panic("sparsevec: face index out of range")
+	}
+	w := m.checkVec(x)
+	addToFace(w, m.Stride, k, a, x.Idx, x.Val[:len(x.Idx)])
+}
+
+// AddOuter performs the rank-one update W[j][:] += x_j·c[:] for every
+// nonzero j; faces with c[k] == 0 are unchanged. c must have length
+// >= Stride with zero padding entries. It panics otherwise, or if an index
+// of x is not below D.
+func (m *Matrix) AddOuter(c []float32, x Vector) {
+	if len(c) < m.Stride {
+		panic("sparsevec: AddOuter coefficient vector shorter than Stride")
+	}
+	w := m.checkVec(x)
+	addOuter(w, m.Stride, c[:m.Stride], x.Idx, x.Val[:len(x.Idx)])
+}
