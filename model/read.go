@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -13,9 +12,13 @@ import (
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// bufSize is the read buffer; it must hold the longest single field
-// (a Param value of maxValue bytes) and a decoding chunk.
-const bufSize = 2 * maxValue
+// The read buffer starts at minBuf bytes and grows, as larger fields
+// arrive, up to maxBuf, which holds the longest single field (a Param value
+// of maxValue bytes) and a decoding chunk.
+const (
+	minBuf = 4 << 10
+	maxBuf = max(maxValue, chunkSize)
+)
 
 // Read decodes a model from r, which must hold exactly one model: Read
 // consumes r to EOF and refuses trailing bytes. name identifies the input in
@@ -35,7 +38,7 @@ func Read(r io.Reader, name string) (*Model, error) {
 }
 
 func read(r io.Reader, name string, size int64) (*Model, error) {
-	d := &decoder{r: bufio.NewReaderSize(r, bufSize), name: name, size: size}
+	d := &decoder{r: r, name: name, size: size}
 	m, err := d.model()
 	if err != nil {
 		return nil, err
@@ -46,16 +49,65 @@ func read(r io.Reader, name string, size int64) (*Model, error) {
 // decoder reads little-endian fields through a checksum, tracking the byte
 // offset for error messages.
 type decoder struct {
-	r    *bufio.Reader
+	r    io.Reader
+	rerr error  // sticky error of r
+	buf  []byte // read-ahead: buf[pos:end] is read but not consumed
+	pos  int
+	end  int
 	name string
 	size int64 // total input length, or -1 if unknown
 	off  int64 // bytes consumed
 	crc  uint32
 }
 
+// peek returns the next n <= maxBuf bytes without consuming them, or fewer
+// with the error that stopped the read (io.EOF at the end of the input).
+// The slice aliases the buffer and is valid until the next peek.
+func (d *decoder) peek(n int) ([]byte, error) {
+	if d.end-d.pos >= n {
+		return d.buf[d.pos : d.pos+n], nil
+	}
+	if n > len(d.buf) {
+		// Grow geometrically, never past maxBuf, nor past the known input.
+		c := min(max(2*len(d.buf), minBuf), maxBuf)
+		if d.size >= 0 {
+			c = min(c, int(min(d.size-d.off, maxBuf)))
+		}
+		nb := make([]byte, max(c, n))
+		d.end = copy(nb, d.buf[d.pos:d.end])
+		d.buf, d.pos = nb, 0
+	} else if d.pos > 0 {
+		d.end = copy(d.buf, d.buf[d.pos:d.end])
+		d.pos = 0
+	}
+	for empty := 0; d.end < n && d.rerr == nil; {
+		k, err := d.r.Read(d.buf[d.end:])
+		d.end += k
+		if err != nil {
+			d.rerr = err
+		} else if k == 0 {
+			if empty++; empty == 100 {
+				d.rerr = io.ErrNoProgress
+			}
+		}
+	}
+	if d.end < n {
+		return d.buf[:d.end], d.rerr
+	}
+	return d.buf[:n], nil
+}
+
 // fail returns a *FormatError of the given kind at the current offset.
 func (d *decoder) fail(kind error, format string, args ...any) error {
 	return &FormatError{Name: d.name, Offset: d.off, Err: invalidf(kind, format, args...)}
+}
+
+// wrap turns a validation error into a *FormatError at the current offset.
+func (d *decoder) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &FormatError{Name: d.name, Offset: d.off, Err: err}
 }
 
 // ioErr wraps a read error that is not a format problem.
@@ -70,24 +122,34 @@ func (d *decoder) need(n uint64, what string) error {
 		return nil
 	}
 	if left := uint64(max(d.size-d.off, 0)); n > left {
-		return d.fail(ErrTruncated, "%s needs %d bytes, only %d remain", what, n, left)
+		return d.fail(ErrTruncated, "%s: need %d bytes, only %d remain", what, n, left)
 	}
 	return nil
 }
 
-// next consumes n <= bufSize bytes and returns them. The slice aliases the
+// next consumes n <= maxBuf bytes and returns them. The slice aliases the
 // read buffer and is valid until the next call.
 func (d *decoder) next(n int, what string) ([]byte, error) {
-	b, err := d.r.Peek(n)
+	var b []byte
+	var err error
+	if d.size >= 0 && int64(n) > d.size-d.off {
+		b = nil // do not wait for, or buffer, bytes that cannot come
+	} else {
+		b, err = d.peek(n)
+	}
 	if len(b) < n {
 		if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			d.off += int64(len(b))
-			return nil, d.fail(ErrTruncated, "input ends inside %s: need %d bytes, only %d remain", what, n, len(b))
+			left := int64(len(b))
+			if d.size >= 0 {
+				left = max(d.size-d.off, 0)
+			}
+			d.off += left
+			return nil, d.fail(ErrTruncated, "input ends inside %s: need %d bytes, only %d remain", what, n, left)
 		}
 		return nil, d.ioErr(err)
 	}
 	d.crc = crc32.Update(d.crc, castagnoli, b)
-	d.r.Discard(n) // cannot fail: the n bytes are buffered
+	d.pos += n
 	d.off += int64(n)
 	return b, nil
 }
@@ -206,7 +268,7 @@ func decI64(dst []int64, b []byte) {
 func (d *decoder) model() (*Model, error) {
 	// Magic: distinguish a short file that could still be a model from a
 	// file that is something else.
-	b, err := d.r.Peek(len(magic))
+	b, err := d.peek(len(magic))
 	switch {
 	case len(b) < len(magic) && err != nil && !errors.Is(err, io.EOF):
 		return nil, d.ioErr(err)
@@ -233,7 +295,7 @@ func (d *decoder) model() (*Model, error) {
 	}
 	m := h.m
 	if err := m.checkHeader(ErrCorrupt); err != nil {
-		return nil, &FormatError{Name: d.name, Offset: d.off, Err: err}
+		return nil, d.wrap(err)
 	}
 	if err := d.params(m); err != nil {
 		return nil, err
@@ -254,14 +316,14 @@ func (d *decoder) model() (*Model, error) {
 		d.off -= 4
 		return nil, d.fail(ErrChecksum, "stored CRC-32C %#08x, contents give %#08x", got, want)
 	}
-	switch _, err := d.r.ReadByte(); {
-	case err == nil:
+	switch b, err := d.peek(1); {
+	case len(b) > 0:
 		return nil, d.fail(ErrCorrupt, "trailing bytes after the checksum")
 	case !errors.Is(err, io.EOF):
 		return nil, d.ioErr(err)
 	}
 	if err := m.validate(ErrCorrupt); err != nil {
-		return nil, &FormatError{Name: d.name, Offset: d.off, Err: err}
+		return nil, d.wrap(err)
 	}
 	return m, nil
 }
@@ -380,7 +442,7 @@ func (d *decoder) params(m *Model) error {
 		m.Params[k] = v
 		prev = k
 	}
-	return m.checkParams(ErrCorrupt)
+	return d.wrap(m.checkParams(ErrCorrupt))
 }
 
 // weights reads the matrix count, the matrices and, if present, the counts.
@@ -437,9 +499,10 @@ func (d *decoder) matrix(rows, k, i int) (*sparsevec.Matrix, error) {
 		w.Data = make([]float32, full) // the bytes are known to be present
 	}
 	j, f := 0, 0 // next feature row and face to fill
+	what := fmt.Sprintf("weight matrix %d", i)
 	for left := rows * k; left > 0; {
 		c := min(left, chunkSize/4)
-		b, err := d.next(4*c, fmt.Sprintf("weight matrix %d", i))
+		b, err := d.next(4*c, what)
 		if err != nil {
 			return nil, err
 		}
@@ -476,7 +539,7 @@ func (d *decoder) extra(m *Model) error {
 	if err := d.need(uint64(n)*29+4, "blobs"); err != nil {
 		return err
 	}
-	m.Extra = make([]Blob, 0, n)
+	m.Extra = make([]Blob, 0, min(n, 64))
 	for i := range n {
 		var b Blob
 		if b.Name, err = d.str(maxName, fmt.Sprintf("name of blob %d", i)); err != nil {
@@ -510,5 +573,5 @@ func (d *decoder) extra(m *Model) error {
 		}
 		m.Extra = append(m.Extra, b)
 	}
-	return m.checkExtra(ErrCorrupt)
+	return d.wrap(m.checkExtra(ErrCorrupt))
 }

@@ -194,6 +194,10 @@ func u32s(b []byte, vs ...uint32) []byte {
 	return b
 }
 
+func str(b []byte, s string) []byte { return append(u32s(b, uint32(len(s))), s...) }
+
+func u64(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUint64(b, v) }
+
 // pad returns b extended with zero bytes to n bytes.
 func pad(b []byte, n int) []byte { return append(b, make([]byte, max(n-len(b), 0))...) }
 
@@ -213,30 +217,41 @@ func allocated(f func()) uint64 {
 func TestLyingSizes(t *testing.T) {
 	one := math.Float32bits(1)
 	minus := math.Float32bits(-1)
+	// bin is a binary 1×1 model up to its single weight, with params and
+	// blobs to follow.
+	bin := u32s(craft(0, 1, 1, 1), 2, minus, one)
+	withWeight := u32s(bytes.Clone(bin), 0, 1, 0)
 	tests := []struct {
-		name  string
-		input []byte
-		want  error
+		name   string
+		input  []byte
+		want   error
+		stream error // if the streamed read fails differently
 	}{
-		{"D 2^30", pad(u32s(craft(0, 1, 1, 1<<30), 2, minus, one, 0, 1), 100), ErrTruncated},
-		{"D 2^32 K 2^16", pad(u32s(craft(0, 2, 1<<16, 1<<32), 2, minus, one, 0, 2), 100), ErrCorrupt},
-		{"K 2^16 with counts", pad(u32s(craft(flagCounts, 1, 1<<16, 1<<10), 2, minus, one, 0, 1), 100), ErrTruncated},
-		{"classes 2^16", pad(u32s(craft(flagOvO, 2, 1, 1), 1<<16), 100), ErrTruncated},
-		{"classes over cap", pad(u32s(craft(flagOvO, 2, 1, 1), 1<<16+1), 100), ErrCorrupt},
-		{"learner length", pad(u32s(craft(0, 1, 1, 1)[:80], 1<<31), 100), ErrCorrupt},
-		{"params 4096", pad(u32s(craft(0, 1, 1, 1), 2, minus, one, 4096, 1, 'a', 1<<16), 100), ErrTruncated},
-		{"param value", pad(u32s(craft(0, 1, 1, 1), 2, minus, one, 1, 1, 'a', 1<<16+1), 100), ErrCorrupt},
-		{"blobs 4096", pad(u32s(craft(0, 1, 1, 1), 2, minus, one, 0, 1, 0, 4096), 100), ErrTruncated},
-		{"blob 2^36", pad(u32s(craft(0, 1, 1, 1), 2, minus, one, 0, 1, 0, 1, 1, 'a', 0, 16), 100), ErrTruncated},
-		{"blob over cap", pad(u32s(craft(0, 1, 1, 1), 2, minus, one, 0, 1, 0, 1, 1, 'a', 1, 16), 100), ErrCorrupt},
+		{"D 2^30", pad(u32s(craft(0, 1, 1, 1<<30), 2, minus, one, 0, 1), 128), ErrTruncated, nil},
+		{"D 2^32 K 2^16", pad(u32s(craft(0, 2, 1<<16, 1<<32), 2, minus, one, 0, 2), 128), ErrCorrupt, nil},
+		{"K 2^16 with counts", pad(u32s(craft(flagCounts, 1, 1<<16, 1<<10), 2, minus, one, 0, 1), 128), ErrTruncated, nil},
+		{"classes 2^16", pad(u32s(craft(flagOvO, 2, 1, 1), 1<<16), 128), ErrTruncated, nil},
+		{"classes over cap", pad(u32s(craft(flagOvO, 2, 1, 1), 1<<16+1), 128), ErrCorrupt, nil},
+		{"learner length", pad(u32s(craft(0, 1, 1, 1)[:80], 1<<31), 128), ErrCorrupt, nil},
+		// Streamed, the zero padding reads as empty keys, out of order.
+		{"params 4096", pad(u32s(bytes.Clone(bin), 4096), 128), ErrTruncated, ErrCorrupt},
+		{"params over cap", pad(u32s(bytes.Clone(bin), 4097), 128), ErrCorrupt, nil},
+		{"param value", pad(u32s(str(u32s(bytes.Clone(bin), 1), "a"), 1<<16+1), 128), ErrCorrupt, nil},
+		{"blobs 4096", pad(u32s(bytes.Clone(withWeight), 4096), 128), ErrTruncated, nil},
+		{"blob 2^36", pad(u64(str(u32s(bytes.Clone(withWeight), 1), "a"), 1<<36), 256), ErrTruncated, nil},
+		{"blob over cap", pad(u64(str(u32s(bytes.Clone(withWeight), 1), "a"), 1<<36+1), 256), ErrCorrupt, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for how, read := range readers(tt.input) {
 				var err error
 				n := allocated(func() { _, err = read() })
-				checkFormatError(t, err, tt.want)
-				if n >= 10<<20 {
+				want := tt.want
+				if how == "stream" && tt.stream != nil {
+					want = tt.stream
+				}
+				checkFormatError(t, err, want)
+				if n >= 1<<20 { // the budget is 10 MB; it takes about 40 KB
 					t.Errorf("%s: Read of %d bytes allocated %d bytes", how, len(tt.input), n)
 				}
 				t.Logf("%s: %d bytes allocated: %v", how, n, err)
@@ -250,7 +265,7 @@ func TestLyingSizes(t *testing.T) {
 // 2^32 rows must not cost more than a small multiple of 1 MiB.
 func TestStreamMemory(t *testing.T) {
 	one := math.Float32bits(1)
-	b := pad(u32s(craft(0, 1, 8, 1<<32), 2, -one, one, 0, 1), 1<<20)
+	b := pad(u32s(craft(0, 1, 8, 1<<32), 2, math.Float32bits(-1), one, 0, 1), 1<<20)
 	var err error
 	n := allocated(func() { _, err = Read(streamOnly{bytes.NewReader(b)}, "test.cpm") })
 	checkFormatError(t, err, ErrTruncated)
@@ -276,16 +291,21 @@ func TestReadIOError(t *testing.T) {
 	}
 }
 
-// TestReadAllocs pins the allocations of reading a small model: a handful
-// per section, none per weight.
+// TestReadAllocs pins the allocations of reading a small model: the decoder
+// and its buffer, the Model, one per string and array, and three per matrix
+// (struct, Data, the section name kept for error messages); none per
+// weight. The "double" model has two matrices and counts: 18.
 func TestReadAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
 	b := encodeT(t, testModels()["double"])
 	allocs := testing.AllocsPerRun(20, func() {
 		if _, err := Read(bytes.NewReader(b), "test.cpm"); err != nil {
 			t.Fatal(err)
 		}
 	})
-	if allocs > 12 {
-		t.Errorf("Read made %v allocations, want <= 12", allocs)
+	if allocs > 18 {
+		t.Errorf("Read made %v allocations, want <= 18", allocs)
 	}
 }

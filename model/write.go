@@ -119,7 +119,7 @@ func (e *encoder) i64s(s []int64) {
 
 // encode writes a validated m.
 func encode(w io.Writer, m *Model) error {
-	e := &encoder{w: w, buf: make([]byte, 0, 2*chunkSize)}
+	e := &encoder{w: w, buf: make([]byte, 0, 4<<10)}
 	e.buf = append(e.buf, magic...)
 	e.u32(Version)
 	var flags uint32

@@ -83,9 +83,10 @@ func startPipeline(r io.Reader, path string, opt options) *pipeline {
 }
 
 // nextChunk returns the next chunk in file order; the caller gives it back
-// with recycle. It returns a nil chunk after the one marked last, and the
-// first error in file order, with its absolute line, as soon as every chunk
-// before it has been handed out.
+// with recycle. After the chunk marked last it returns nil, nil. When the
+// chunk holds the first error in file order, nextChunk returns it too, with
+// the error's absolute line; the chunk's block holds the rows before the
+// error, and no chunk follows.
 func (p *pipeline) nextChunk() (*chunk, error) {
 	if p.ended {
 		return nil, nil
@@ -94,14 +95,13 @@ func (p *pipeline) nextChunk() (*chunk, error) {
 	for {
 		if c := p.pending[p.next%k]; c != nil {
 			p.pending[p.next%k] = nil
+			p.next++
 			if c.err != nil {
 				p.ended = true
 				e := *c.err
 				e.Line += p.base
-				p.recycle(c)
-				return nil, &e
+				return c, &e
 			}
-			p.next++
 			p.base += c.lines
 			p.ended = c.last
 			return c, nil
@@ -206,13 +206,16 @@ func (p *pipeline) read() error {
 // parse is a parser goroutine.
 func (p *pipeline) parse() error {
 	lp := lineParser{maxIndex: p.opt.maxIndex}
+	var d density
 	for {
 		select {
 		case c, ok := <-p.work:
 			if !ok {
 				return nil
 			}
+			d.reserve(&c.blk, len(c.data))
 			parseChunk(c, &lp, p.path, p.opt.maxLineBytes)
+			d.observe(&c.blk, len(c.data))
 			select {
 			case p.done <- c:
 			case <-p.ctx.Done():
@@ -271,4 +274,33 @@ func parseChunk(c *chunk, lp *lineParser, path string, maxLine int) {
 		blk.Dim = int(maxIdx) + 1
 	}
 	c.lines = line
+}
+
+// density tracks rows and nonzeros per input byte of the chunks a parser
+// has seen, to size the arrays of a block whose arrays were taken (Load
+// keeps them) so that they are allocated once rather than grown.
+type density struct {
+	rowsPerKB, nnzPerKB float64
+}
+
+// reserve gives blk room for about the rows and nonzeros of n bytes, plus
+// 1/16, if it has no arrays.
+func (d *density) reserve(blk *sparsevec.CSR, n int) {
+	if cap(blk.Idx) > 0 || d.nnzPerKB == 0 {
+		return
+	}
+	kb := float64(n) / 1024 * (1 + 1.0/16)
+	rows, nnz := int(kb*d.rowsPerKB)+16, int(kb*d.nnzPerKB)+64
+	blk.Labels = make([]float32, 0, rows)
+	blk.Ptr = make([]int, 0, rows+1)
+	blk.Idx = make([]uint32, 0, nnz)
+	blk.Val = make([]float32, 0, nnz)
+}
+
+// observe records the density of a parsed chunk of n bytes.
+func (d *density) observe(blk *sparsevec.CSR, n int) {
+	if n >= 4096 && blk.NNZ() > 0 {
+		d.rowsPerKB = float64(blk.Rows()) * 1024 / float64(n)
+		d.nnzPerKB = float64(blk.NNZ()) * 1024 / float64(n)
+	}
 }

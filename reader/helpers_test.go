@@ -49,35 +49,32 @@ func appendMNISTRow(b []byte, rng *rand.Rand) []byte {
 	return append(b, '\n')
 }
 
-// benchData is a ~30 MB MNIST-like text file, plain and zstd-compressed,
-// made once per test binary.
+// benchData is ~30 MB of MNIST-like text, made once per test binary, with
+// its zstd and gzip forms.
 var benchData struct {
-	once             sync.Once
-	text             []byte
-	plain, zst, gzip string
+	once            sync.Once
+	text, zst, gz   []byte
+	plainPath       string // files written by loadBenchData for the
+	zstPath, gzPath string // current benchmark
 }
 
 const benchBytes = 30 << 20
 
-func loadBenchData(tb testing.TB) {
-	tb.Helper()
+// loadBenchData makes benchData and writes its three forms to b's temp
+// directory.
+func loadBenchData(b *testing.B) {
+	b.Helper()
 	benchData.once.Do(func() {
-		rng := rand.New(rand.NewPCG(1, 1))
-		benchData.text = genMNIST(rng, benchBytes)
-		dir := filepath.Join(tempRoot, "bench")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			panic(err)
-		}
-		benchData.plain = filepath.Join(dir, "mnist.libsvm")
-		benchData.zst = benchData.plain + ".zst"
-		benchData.gzip = benchData.plain + ".gz"
-		must(os.WriteFile(benchData.plain, benchData.text, 0o644))
-		must(os.WriteFile(benchData.zst, zstdBytes(benchData.text), 0o644))
-		must(os.WriteFile(benchData.gzip, gzipBytes(benchData.text), 0o644))
+		benchData.text = genMNIST(testRand(), benchBytes)
+		benchData.zst = zstdBytes(benchData.text)
+		benchData.gz = gzipBytes(benchData.text)
 	})
+	benchData.plainPath = writeTempFile(b, "mnist.libsvm", benchData.text)
+	benchData.zstPath = writeTempFile(b, "mnist.libsvm.zst", benchData.zst)
+	benchData.gzPath = writeTempFile(b, "mnist.libsvm.gz", benchData.gz)
 }
 
-func must(err error) {
+func mustNil(err error) {
 	if err != nil {
 		panic(err)
 	}
@@ -86,10 +83,10 @@ func must(err error) {
 func zstdBytes(p []byte) []byte {
 	var buf bytes.Buffer
 	w, err := zstd.NewWriter(&buf)
-	must(err)
+	mustNil(err)
 	_, err = w.Write(p)
-	must(err)
-	must(w.Close())
+	mustNil(err)
+	mustNil(w.Close())
 	return buf.Bytes()
 }
 
@@ -97,25 +94,13 @@ func gzipBytes(p []byte) []byte {
 	var buf bytes.Buffer
 	w := gzip.NewWriter(&buf)
 	_, err := w.Write(p)
-	must(err)
-	must(w.Close())
+	mustNil(err)
+	mustNil(w.Close())
 	return buf.Bytes()
 }
 
-// tempRoot is a directory for the test binary, removed by TestMain.
-var tempRoot string
-
-func TestMain(m *testing.M) {
-	var err error
-	tempRoot, err = os.MkdirTemp("", "reader-test-")
-	must(err)
-	code := m.Run()
-	os.RemoveAll(tempRoot)
-	os.Exit(code)
-}
-
-// writeTemp writes data to a new file in t's temp directory.
-func writeTemp(t testing.TB, name string, data []byte) string {
+// writeTempFile writes data to a new file in t's temp directory.
+func writeTempFile(t testing.TB, name string, data []byte) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, data, 0o644); err != nil {
@@ -173,3 +158,6 @@ func formatCSR(m *sparsevec.CSR) []byte {
 	}
 	return b
 }
+
+// testRand returns the seeded source of the tests.
+func testRand() *rand.Rand { return rand.New(rand.NewPCG(1, 1)) }

@@ -81,17 +81,17 @@ var idxPixelValue = func() (t [256]float32) {
 //
 // ReadIDX reads both inputs to EOF (so a gzip reader gets to verify its
 // checksum) and does its own buffering; the readers need not be buffered.
-// Memory use is the result plus one image.
+// Memory use is the result plus the labels and one image.
 func ReadIDX(images, labels io.Reader, imagesName, labelsName string) (*sparsevec.CSR, error) {
 	img := idxStream{r: bufio.NewReaderSize(images, 256<<10), name: imagesName}
 	lab := idxStream{r: labels, name: labelsName}
 
 	var ih [16]byte
-	if err := img.readFull(ih[:], "header"); err != nil {
+	if err := img.readFull(ih[:], "header", -1); err != nil {
 		return nil, err
 	}
 	var lh [8]byte
-	if err := lab.readFull(lh[:], "header"); err != nil {
+	if err := lab.readFull(lh[:], "header", -1); err != nil {
 		return nil, err
 	}
 	if m := binary.BigEndian.Uint32(ih[0:]); m != idxImagesMagic {
@@ -119,7 +119,7 @@ func ReadIDX(images, labels io.Reader, imagesName, labelsName string) (*sparseve
 	var lb bytes.Buffer
 	if k, err := io.CopyN(&lb, lab.r, int64(n)); err != nil {
 		lab.off += k
-		return nil, lab.readError(err, fmt.Sprintf("label %d", k))
+		return nil, lab.readError(err, "label", int(k))
 	}
 	lab.off += int64(n)
 	digits := lb.Bytes()
@@ -137,24 +137,25 @@ func ReadIDX(images, labels io.Reader, imagesName, labelsName string) (*sparseve
 	// are really there.
 	npix := int(rows * cols)
 	pix := make([]byte, npix)
-	x := sparsevec.Vector{Idx: make([]uint32, 0, npix), Val: make([]float32, 0, npix)}
+	idx, val := make([]uint32, npix), make([]float32, npix)
 	pre := min(int(n), 1<<16)
 	m := &sparsevec.CSR{
 		Labels: make([]float32, 0, pre),
 		Ptr:    make([]int, 0, pre+1),
 	}
 	for i := range int(n) {
-		if err := img.readFull(pix, fmt.Sprintf("image %d", i)); err != nil {
+		if err := img.readFull(pix, "image", i); err != nil {
 			return nil, err
 		}
-		x.Idx, x.Val = x.Idx[:0], x.Val[:0]
+		k := 0
 		for j, p := range pix {
 			if p != 0 {
-				x.Idx = append(x.Idx, uint32(j)+1)
-				x.Val = append(x.Val, idxPixelValue[p])
+				idx[k] = uint32(j) + 1
+				val[k] = idxPixelValue[p]
+				k++
 			}
 		}
-		m.Append(float32(digits[i]), x)
+		m.Append(float32(digits[i]), sparsevec.Vector{Idx: idx[:k], Val: val[:k]})
 	}
 	if n == 0 {
 		m.Ptr = append(m.Ptr, 0)
@@ -194,12 +195,13 @@ func (s *idxStream) errorf(off int64, format string, args ...any) error {
 	return &IDXError{Name: s.name, Offset: off, Err: fmt.Errorf(format, args...)}
 }
 
-// readFull fills p; what names the item being read, for the error message.
-func (s *idxStream) readFull(p []byte, what string) error {
+// readFull fills p. what and item (if not negative) name the item being
+// read in the error message.
+func (s *idxStream) readFull(p []byte, what string, item int) error {
 	k, err := io.ReadFull(s.r, p)
 	s.off += int64(k)
 	if err != nil {
-		return s.readError(err, what)
+		return s.readError(err, what, item)
 	}
 	return nil
 }
@@ -207,7 +209,10 @@ func (s *idxStream) readFull(p []byte, what string) error {
 // readError turns a short read into ErrIDXTruncated and anything else into an
 // I/O error, both positioned at the current offset. A decompressor's
 // complaint about a cut-off stream is kept alongside ErrIDXTruncated.
-func (s *idxStream) readError(err error, what string) error {
+func (s *idxStream) readError(err error, what string, item int) error {
+	if item >= 0 {
+		what = fmt.Sprintf("%s %d", what, item)
+	}
 	switch {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		return s.errorf(s.off, "%w: end of data in %s", ErrIDXTruncated, what)

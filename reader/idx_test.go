@@ -277,3 +277,54 @@ func BenchmarkReadIDX(b *testing.B) {
 		}
 	}
 }
+
+// FuzzReadIDX feeds arbitrary bytes to ReadIDX. Decoding must not panic, and
+// whatever decodes must be a valid CSR that survives a LIBSVM round trip
+// through Writer and Scanner unchanged.
+func FuzzReadIDX(f *testing.F) {
+	f.Add(idxImages(2, 2, 3, []byte{0, 255, 0, 51, 0, 1, 0, 0, 0, 0, 0, 0}), idxLabels(3, 9))
+	f.Add(idxImages(1, 1, 1, []byte{7}), idxLabels(10))
+	f.Add(idxImages(0, 0, 0, nil), idxLabels())
+	f.Fuzz(func(t *testing.T, images, labels []byte) {
+		m, err := reader.ReadIDX(bytes.NewReader(images), bytes.NewReader(labels), "img", "lab")
+		if err != nil {
+			if m != nil {
+				t.Fatal("result with an error")
+			}
+			return
+		}
+		npix := binary.BigEndian.Uint32(images[8:]) * binary.BigEndian.Uint32(images[12:])
+		if len(m.Ptr) != m.Rows()+1 || m.Ptr[m.Rows()] != m.NNZ() {
+			t.Fatalf("bad Ptr %v for %d rows, %d nonzeros", m.Ptr, m.Rows(), m.NNZ())
+		}
+		for r := range m.Rows() {
+			x := m.Row(r)
+			for i, j := range x.Idx {
+				if j < 1 || j > npix || i > 0 && j <= x.Idx[i-1] || !(x.Val[i] > 0 && x.Val[i] <= 1) {
+					t.Fatalf("row %d: bad nonzero %d:%v", r, j, x.Val[i])
+				}
+			}
+		}
+		var buf bytes.Buffer
+		w := reader.NewWriter(&buf)
+		for r := range m.Rows() {
+			if err := w.Write(m.Labels[r], m.Row(r)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		back := &sparsevec.CSR{}
+		s := reader.NewScanner(&buf, "fuzz")
+		for s.Scan() {
+			back.Append(s.Label(), s.Row())
+		}
+		if err := s.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if m.Rows() > 0 && !idxCSREqual(back, m) {
+			t.Fatalf("round trip changed the data:\n got %+v\nwant %+v", back, m)
+		}
+	})
+}

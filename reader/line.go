@@ -83,17 +83,12 @@ func (p *lineParser) parse(line []byte) int {
 		}
 		tok = i
 
-		// Index: decimal digits. v saturates above 1<<32 so it cannot
-		// overflow however many digits follow.
+		// Index: decimal digits, read again by bigIndex past 10.
 		var v uint64
-		for ; i < n; i++ {
-			c := line[i] - '0'
-			if c > 9 {
-				break
-			}
-			if v <= math.MaxUint32 {
-				v = v*10 + uint64(c)
-			}
+		var nd int
+		i, v, nd = scanDigits(line, i, 0, 0)
+		if nd > 10 {
+			v = bigIndex(line[tok:i])
 		}
 		if i == n || line[i] != ':' {
 			if first && bytes.HasPrefix(line[tok:], qidPrefix) {
@@ -139,6 +134,19 @@ func (p *lineParser) parse(line []byte) int {
 	}
 	p.idx, p.val = idx, val
 	return lineRow
+}
+
+// bigIndex returns the value of a run of more than 10 digits, leading zeros
+// aside, or MaxUint64 if it is out of range anyway.
+func bigIndex(digits []byte) uint64 {
+	for len(digits) > 1 && digits[0] == '0' {
+		digits = digits[1:]
+	}
+	if len(digits) > 10 {
+		return math.MaxUint64
+	}
+	_, v, _ := scanDigits(digits, 0, 0, 0)
+	return v
 }
 
 var qidPrefix = []byte("qid:")

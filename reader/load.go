@@ -2,6 +2,7 @@ package reader
 
 import (
 	"io"
+	"os"
 
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -28,41 +29,96 @@ func Load(path string, opts ...Option) (*sparsevec.CSR, error) {
 }
 
 // LoadReader is Load reading LIBSVM text from r, which it does not close.
-// path names the input in error messages only.
+// path names the input in error messages only. On an error LoadReader
+// waits for a Read in progress to return before it returns, so that no
+// goroutine is left using r.
 func LoadReader(r io.Reader, path string, opts ...Option) (*sparsevec.CSR, error) {
+	size := inputSize(r)
 	p := startPipeline(r, path, buildOptions(opts))
 	defer p.stop()
-	var blocks []*sparsevec.CSR
+	var (
+		m      *sparsevec.CSR   // size known: the result, sized from the first chunk
+		blocks []*sparsevec.CSR // size unknown: the blocks, joined at the end
+	)
 	for {
 		c, err := p.nextChunk()
 		if err != nil {
-			return nil, err
+			return nil, err // the rows before it go with the rest
 		}
 		if c == nil {
 			break
 		}
-		if c.blk.Rows() > 0 {
-			blocks = append(blocks, cloneCSR(&c.blk))
+		switch {
+		case c.blk.Rows() == 0:
+		case size > 0:
+			if m == nil {
+				m = presized(&c.blk, len(c.data), size)
+			}
+			m.AppendCSR(&c.blk)
+		default:
+			// Take the block's arrays; the parser sizes new ones from
+			// the density of the chunks it has seen.
+			b := c.blk
+			blocks = append(blocks, &b)
+			c.blk = sparsevec.CSR{}
 		}
 		p.recycle(c)
 	}
-	switch len(blocks) {
-	case 0:
+	switch {
+	case m != nil:
+		if cap(m.Idx) > len(m.Idx)+len(m.Idx)/2+1024 {
+			// The first chunk was much denser than the rest.
+			m = concatCSR([]*sparsevec.CSR{m})
+		}
+		return m, nil
+	case len(blocks) == 0:
 		return new(sparsevec.CSR), nil
-	case 1:
+	case len(blocks) == 1:
 		return blocks[0], nil
 	}
 	return concatCSR(blocks), nil
 }
 
-// cloneCSR copies m into exactly sized arrays.
-func cloneCSR(m *sparsevec.CSR) *sparsevec.CSR {
+// inputSize returns the number of bytes r will yield if it is known
+// cheaply (a plain file from Open, an *os.File, a bytes or strings
+// Reader), else -1.
+func inputSize(r io.Reader) int64 {
+	var f *os.File
+	switch v := r.(type) {
+	case *decompressor:
+		if v.format != "" {
+			return -1
+		}
+		f = v.file.f
+	case *os.File:
+		f = v
+	case interface{ Len() int }:
+		return int64(v.Len())
+	default:
+		return -1
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return -1
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return -1
+	}
+	return fi.Size() - off
+}
+
+// presized returns an empty CSR with room for the rows and nonzeros of size
+// bytes of input at the density of blk, parsed from n bytes, plus 1/32.
+// Appending past that grows the arrays as usual.
+func presized(blk *sparsevec.CSR, n int, size int64) *sparsevec.CSR {
+	f := float64(size) / float64(max(n, 1)) * (1 + 1.0/32)
+	rows, nnz := int(f*float64(blk.Rows()))+16, int(f*float64(blk.NNZ()))+64
 	return &sparsevec.CSR{
-		Labels: append([]float32(nil), m.Labels...),
-		Ptr:    append([]int(nil), m.Ptr...),
-		Idx:    append([]uint32(nil), m.Idx...),
-		Val:    append([]float32(nil), m.Val...),
-		Dim:    m.Dim,
+		Labels: make([]float32, 0, rows),
+		Ptr:    make([]int, 1, rows+1),
+		Idx:    make([]uint32, 0, nnz),
+		Val:    make([]float32, 0, nnz),
 	}
 }
 

@@ -9,7 +9,7 @@ const (
 	DefaultMaxLineBytes = 64 << 20
 	// DefaultChunkBytes is the size of the chunks Load and Stream hand to
 	// their parser goroutines.
-	DefaultChunkBytes = 2 << 20
+	DefaultChunkBytes = 1 << 20
 )
 
 // Option configures a Scanner, Load, LoadReader or NewStream.
@@ -61,7 +61,7 @@ func WithMaxIndex(n uint32) Option {
 // WithChunkBytes sets the size of the chunks that Load and Stream cut the
 // input into, at line boundaries, for their parser goroutines; a chunk grows
 // past it only to hold one line longer than n. n <= 0 selects
-// DefaultChunkBytes (2 MiB). The Scanner ignores it.
+// DefaultChunkBytes (1 MiB). The Scanner ignores it.
 func WithChunkBytes(n int) Option {
 	return func(o *options) {
 		if n <= 0 {

@@ -9,6 +9,10 @@ import (
 // 2^10·5^10 and 5^10 < 2^24.
 var pow10f = [11]float32{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10}
 
+// pow10d holds the powers of ten that float64 represents exactly (5^22 < 2^53).
+var pow10d = [23]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
 // isSpace reports the token separators: space, tab, and the carriage return,
 // vertical tab and form feed that C's isspace also accepts.
 var isSpace = [256]bool{' ': true, '\t': true, '\r': true, '\v': true, '\f': true}
@@ -21,7 +25,9 @@ var isSpace = [256]bool{' ': true, '\t': true, '\r': true, '\v': true, '\f': tru
 // the decimal mantissa m and exponent e are read directly; when m < 2^24 and
 // |e| <= 10, float32(m) and 10^|e| are both exact float32 values, so one IEEE
 // multiplication or division gives the correctly rounded result, which is
-// what strconv.ParseFloat(s, 32) returns. Every other token (more digits,
+// what strconv.ParseFloat(s, 32) returns. A second exact path covers
+// m < 2^53 and |e| <= 22 through float64 (see the comment there). Every
+// other token (more digits,
 // larger exponents, hex floats, "inf", "nan", junk) goes to
 // strconv.ParseFloat.
 //
@@ -34,28 +40,14 @@ func scanFloat(b []byte, i int) (float32, int, error) {
 		neg = b[i] == '-'
 		i++
 	}
-	var m uint64
-	nd := 0 // mantissa digits read, leading zeros included
+	// m collects the digits before and after the point; nd counts them,
+	// leading zeros included.
+	i, m, nd := scanDigits(b, i, 0, 0)
 	e := 0
-	for ; i < len(b); i++ {
-		c := b[i] - '0'
-		if c > 9 {
-			break
-		}
-		m = m*10 + uint64(c)
-		nd++
-	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		for ; i < len(b); i++ {
-			c := b[i] - '0'
-			if c > 9 {
-				break
-			}
-			m = m*10 + uint64(c)
-			nd++
-			e--
-		}
+		k := nd
+		i, m, nd = scanDigits(b, i+1, m, nd)
+		e = k - nd
 	}
 	// nd > 19 may have overflowed m; nd == 0 is not a number ("." or "-").
 	fast := nd > 0 && nd <= 19
@@ -95,6 +87,23 @@ func scanFloat(b []byte, i int) (float32, int, error) {
 			} else {
 				f *= pow10f[e]
 			}
+		case m < 1<<53 && e >= -22 && e <= 22:
+			// float64 path: r is the correctly rounded float64 of the
+			// decimal. Rounding r to float32 equals rounding the decimal
+			// directly unless r sits exactly on a float32 midpoint (a
+			// midpoint strictly between them would be a closer float64);
+			// midpoints, subnormal float32 results and overflow go to
+			// strconv.
+			r := float64(m)
+			if e < 0 {
+				r /= pow10d[-e]
+			} else {
+				r *= pow10d[e]
+			}
+			if math.Float64bits(r)&(1<<29-1) == 1<<28 || r < 0x1p-126 || r > math.MaxFloat32 {
+				return slowFloat(b, start, i)
+			}
+			f = float32(r)
 		default:
 			return slowFloat(b, start, i)
 		}
@@ -133,4 +142,21 @@ func parseFloat32(tok []byte) (float32, error) {
 		return 0, ErrSyntax
 	}
 	return f, err
+}
+
+// scanDigits reads the run of ASCII digits at b[i:] and returns the index
+// past it, m*10^n + (its value) and nd+n, where n is its length. m
+// overflows past 19 digits in all: callers check nd. It is small enough to
+// be inlined; a branch-free 8-bytes-at-a-time (SWAR) version measured ~25%
+// slower on MNIST-like text, whose numbers are short.
+func scanDigits(b []byte, i int, m uint64, nd int) (int, uint64, int) {
+	for ; i < len(b); i++ {
+		c := b[i] - '0'
+		if c > 9 {
+			break
+		}
+		m = m*10 + uint64(c)
+		nd++
+	}
+	return i, m, nd
 }

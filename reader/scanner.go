@@ -7,8 +7,8 @@ import (
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// scanBufBytes is the Scanner's initial buffer; it grows only for lines
-// longer than that, up to MaxLineBytes+1.
+// scanBufBytes is the Scanner's initial buffer. It grows only to hold a
+// line longer than that, and then to at most MaxLineBytes+1 bytes.
 const scanBufBytes = 256 << 10
 
 // Scanner reads LIBSVM rows one at a time, in the shape of bufio.Scanner:
@@ -44,16 +44,12 @@ type Scanner struct {
 // compressed or not. The options WithMaxLineBytes and WithMaxIndex apply.
 func NewScanner(r io.Reader, path string, opts ...Option) *Scanner {
 	o := buildOptions(opts)
-	n := scanBufBytes
-	if n > o.maxLineBytes+1 {
-		n = o.maxLineBytes + 1
-	}
 	return &Scanner{
 		r:       r,
 		path:    path,
 		maxLine: o.maxLineBytes,
 		p:       lineParser{maxIndex: o.maxIndex},
-		buf:     make([]byte, n),
+		buf:     make([]byte, scanBufBytes),
 	}
 }
 
@@ -91,7 +87,8 @@ func (s *Scanner) Label() float32 { return s.p.label }
 // Scanner's buffers: it is valid only until the next call to Scan. Copy it,
 // or use ReadBlock, to keep it.
 func (s *Scanner) Row() sparsevec.Vector {
-	return sparsevec.Vector{Idx: s.p.idx, Val: s.p.val}
+	n := len(s.p.idx)
+	return sparsevec.Vector{Idx: s.p.idx[:n:n], Val: s.p.val[:n:n]}
 }
 
 // Line returns the 1-based line number of the current row, counting blank
@@ -167,6 +164,8 @@ func (s *Scanner) fill() {
 		s.lo = 0
 	}
 	if s.hi == len(s.buf) {
+		// One partial line fills buf, and nextLine has checked that it
+		// is at most maxLine bytes, so maxLine+1 > len(buf).
 		n := 2 * len(s.buf)
 		if n > s.maxLine+1 {
 			n = s.maxLine + 1

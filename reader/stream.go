@@ -116,7 +116,23 @@ func (s *Stream) produce() {
 	}
 	for {
 		c, err := s.p.nextChunk()
-		if err != nil || c == nil {
+		last := c == nil || c.last
+		if c != nil {
+			// Every row of the chunk, including those before an error.
+			for lo := 0; lo < c.blk.Rows(); {
+				if cur == nil && !get() {
+					return
+				}
+				hi := min(c.blk.Rows(), lo+s.blockRows-cur.Rows())
+				appendRows(cur, &c.blk, lo, hi)
+				lo = hi
+				if cur.Rows() == s.blockRows && !send() {
+					return
+				}
+			}
+			s.p.recycle(c)
+		}
+		if err != nil || last {
 			if cur != nil && cur.Rows() > 0 && !send() {
 				return
 			}
@@ -126,23 +142,11 @@ func (s *Stream) produce() {
 			s.finalErr = err
 			return
 		}
-		for lo := 0; lo < c.blk.Rows(); {
-			if cur == nil && !get() {
-				return
-			}
-			hi := min(c.blk.Rows(), lo+s.blockRows-cur.Rows())
-			appendRows(cur, &c.blk, lo, hi)
-			lo = hi
-			if cur.Rows() == s.blockRows && !send() {
-				return
-			}
-		}
-		s.p.recycle(c)
 	}
 }
 
-// Next returns the next block, or io.EOF after the last one. The block
-// belongs to the caller until it hands it back with Release; it is never
+// Next returns the next block, or io.EOF after the last one. A block's Dim
+// covers its own rows only. The block belongs to the caller until it hands it back with Release; it is never
 // modified meanwhile. Errors are sticky and, for bad data, *ParseError
 // values with absolute line numbers; the blocks before the error hold every
 // row before the bad line.
@@ -187,8 +191,9 @@ func (s *Stream) Release(b *sparsevec.CSR) {
 	panic("reader: Release of a block that Next did not hand out or that was released already")
 }
 
-// Close stops the goroutines, waits for them to end and closes the file.
-// Blocks the caller holds stay valid. Next returns ErrClosed afterwards.
+// Close stops the goroutines, waits for them to end (including a Read in
+// progress) and closes the file. Blocks the caller holds stay valid. Next
+// returns ErrClosed afterwards. Close may be called more than once.
 func (s *Stream) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)

@@ -106,7 +106,7 @@ func finite32(v float32) bool {
 //
 // A process that dies before Close leaves the temporary file behind (named
 // ".<base>.tmp-*" in the destination directory); the destination is never
-// half-written.
+// half-written. An OutputFile is not safe for concurrent use.
 type OutputFile struct {
 	path string      // destination; "-" for standard output
 	tmp  *os.File    // temporary file; nil for standard output
@@ -151,6 +151,9 @@ func CreateCompressed(path string) (*OutputFile, error) {
 	o.enc = &o.cw
 	switch ext {
 	case ".zst":
+		// Measured on MNIST train as LIBSVM text (129 MB): SpeedDefault
+		// 29.0 MB in 0.9 s, SpeedBetterCompression 26.4 MB in 1.8 s,
+		// SpeedBestCompression 23.2 MB in 6.8 s (2 cores).
 		zw, err := zstd.NewWriter(&o.cw,
 			zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
 			zstd.WithEncoderConcurrency(2))
@@ -182,9 +185,10 @@ func (o *OutputFile) Written() int64 { return o.cw.n.Load() }
 
 // Close finishes the compressed stream, syncs the temporary file to disk,
 // gives it mode 0644 and renames it to the destination path, replacing any
-// file there. On error the temporary file is removed and the destination is
-// left as it was. Calling Close more than once, or after Abort, returns an
-// error wrapping os.ErrClosed.
+// file there (a symbolic link at path is replaced, not followed). On error
+// the temporary file is removed and the destination is left as it was.
+// Calling Close more than once, or after Abort, returns an error wrapping
+// os.ErrClosed.
 func (o *OutputFile) Close() error {
 	if o.done {
 		return fmt.Errorf("%s: %w", o.path, os.ErrClosed)

@@ -110,7 +110,20 @@ func TestWriterRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !idxCSREqualBits(got, want) {
-		t.Error("round trip changed the data")
+		t.Error("round trip through parseLIBSVMForTest changed the data")
+	}
+
+	// The same through the package's own Scanner.
+	got = &sparsevec.CSR{}
+	s := reader.NewScanner(&buf, "roundtrip")
+	for s.Scan() {
+		got.Append(s.Label(), s.Row())
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !idxCSREqualBits(got, want) {
+		t.Error("round trip through Scanner changed the data")
 	}
 }
 

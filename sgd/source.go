@@ -37,9 +37,15 @@ func shuffle(r *rand.PCG, p []int32) {
 	}
 }
 
-// MemorySource draws rows of an in-memory CSR in a seeded random order.
-// Rows lists the CSR rows to use (nil = all); row ids are positions in that
-// list.
+// MemorySource draws rows of an in-memory CSR. The first epoch visits
+// rows in the order given; every later epoch repeats it, or, with
+// reshuffle, follows a fresh permutation from a PCG seeded by
+// (seed, stream). Row ids are positions in that first order.
+//
+// Train shuffles the data physically once (sparsevec.CSR.Permute) before
+// building sources, so the default order reads memory sequentially; for
+// the random orders of --reshuffle and one-vs-one subsets, Next prefetches
+// the next rows while the caller computes on the current one.
 type MemorySource struct {
 	data      *sparsevec.CSR
 	rows      []int32 // CSR row of each id
@@ -50,9 +56,8 @@ type MemorySource struct {
 	rng       *rand.PCG
 }
 
-// NewMemorySource returns a source over the given rows of data (nil = all)
-// shuffled with a PCG seeded by (seed, stream). With reshuffle every epoch
-// gets a fresh permutation; otherwise every epoch repeats the first one.
+// NewMemorySource returns a source over the given rows of data (nil = all,
+// in order).
 func NewMemorySource(data *sparsevec.CSR, rows []int32, seed, stream uint64, reshuffle bool) (*MemorySource, error) {
 	if rows == nil {
 		rows = make([]int32, data.Rows())
@@ -67,8 +72,17 @@ func NewMemorySource(data *sparsevec.CSR, rows []int32, seed, stream uint64, res
 	for i := range s.perm {
 		s.perm[i] = int32(i)
 	}
-	shuffle(s.rng, s.perm)
 	return s, nil
+}
+
+// permutation returns a seeded random permutation of 0..n-1.
+func permutation(n int, seed, stream uint64) []int32 {
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = int32(i)
+	}
+	shuffle(rand.NewPCG(seed, stream), p)
+	return p
 }
 
 // Rows returns the number of rows drawn from.
@@ -85,6 +99,15 @@ func (s *MemorySource) Next() (sparsevec.Vector, float32, int, error) {
 	}
 	id := int(s.perm[s.pos])
 	s.pos++
+	// Software pipelining of the memory latency: start loading the row
+	// offsets two steps ahead and the nonzeros one step ahead, so they
+	// arrive while this step computes.
+	if s.pos+1 < len(s.perm) {
+		s.data.PrefetchPtr(int(s.rows[s.perm[s.pos+1]]))
+	}
+	if s.pos < len(s.perm) {
+		s.data.PrefetchRow(int(s.rows[s.perm[s.pos]]))
+	}
 	r := int(s.rows[id])
 	return s.data.Row(r), s.data.Labels[r], id, nil
 }
@@ -118,8 +141,9 @@ type entry struct {
 // buffer, not by the input. Row ids are row ordinals in the file. When a
 // pass ends the input is opened again.
 //
-// The arena is compacted when more than half of it is dead rows, so each
-// row is copied O(1) times on average.
+// The arena is compacted, rather than grown, when it is full and at least a
+// third of it is dead rows, so it stays within about 1.5x the live rows and
+// each row is moved at most about twice.
 type StreamSource struct {
 	open    func() (Blocks, error)
 	cur     Blocks
@@ -192,7 +216,10 @@ func (s *StreamSource) fill() error {
 			continue
 		}
 		x := s.blk.Row(s.blkRow)
-		if len(s.idx)+len(x.Idx) > cap(s.idx) && len(s.idx) > 2*s.live {
+		// When the arena is full, compact if at least a third of it is
+		// dead rows (each row is then moved at most twice on average),
+		// and only otherwise let append grow it.
+		if len(s.idx)+len(x.Idx) > cap(s.idx) && 3*(len(s.idx)-s.live) >= cap(s.idx) {
 			s.compact()
 		}
 		s.pending = append(s.pending, entry{off: len(s.idx), n: len(x.Idx), label: s.blk.Labels[s.blkRow], id: s.next})

@@ -43,6 +43,10 @@ type task struct {
 // scheduling.
 func mix(i int) uint64 { return 0x9e3779b97f4a7c15 * uint64(i+1) }
 
+// shuffleStream is the PCG stream of the one physical shuffle of in-memory
+// data that precedes training.
+const shuffleStream = 0x5eed
+
 // run trains one polytope for cfg.Iterations steps.
 func (t *task) run(ctx context.Context, cfg Config) (*Polytope, error) {
 	p, err := newPolytope(cfg, t.d)
@@ -186,7 +190,8 @@ func binaryClasses(labels []float32, outer *float32) ([]float32, error) {
 }
 
 // Train trains a binary CPM (double-sided if cfg.DoubleSided) on in-memory
-// data. outer selects the label that lives outside the polytope (nil: the
+// data. The rows are shuffled once, by a copy laid out in the new order
+// (seeded by cfg.Seed), before training. outer selects the label that lives outside the polytope (nil: the
 // larger label). The two polytopes of a double-sided CPM train concurrently.
 func Train(ctx context.Context, cfg Config, data *sparsevec.CSR, outer *float32) (*model.Model, *Report, error) {
 	cfg, err := cfg.withDefaults()
@@ -197,6 +202,7 @@ func Train(ctx context.Context, cfg Config, data *sparsevec.CSR, outer *float32)
 	if err != nil {
 		return nil, nil, err
 	}
+	data = data.Permute(permutation(data.Rows(), cfg.Seed, shuffleStream))
 	tasks := []task{memTask(cfg, data, nil, "outer", classes[0], 0)}
 	if cfg.DoubleSided {
 		tasks = append(tasks, memTask(cfg, data, nil, "inner", classes[1], 1))
@@ -288,6 +294,7 @@ func TrainOvO(ctx context.Context, cfg Config, data *sparsevec.CSR) (*model.Mode
 	if len(classes) < 2 {
 		return nil, nil, fmt.Errorf("sgd: one-vs-one needs at least 2 labels, the data has %d", len(classes))
 	}
+	data = data.Permute(permutation(data.Rows(), cfg.Seed, shuffleStream))
 	byClass := make(map[float32][]int32, len(classes))
 	for r, y := range data.Labels {
 		byClass[y] = append(byClass[y], int32(r))

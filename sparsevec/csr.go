@@ -25,7 +25,8 @@ func (m *CSR) NNZ() int { return len(m.Idx) }
 // Row returns row r. The vector aliases m's arrays: it stays valid until m is
 // modified by Reset or Append. It panics if r is out of range.
 func (m *CSR) Row(r int) Vector {
-	lo, hi := m.Ptr[r], m.Ptr[r+1]
+	p := m.Ptr[r : r+2 : r+2] // one bounds check for both ends
+	lo, hi := p[0], p[1]
 	return Vector{Idx: m.Idx[lo:hi:hi], Val: m.Val[lo:hi:hi]}
 }
 
@@ -72,4 +73,34 @@ func (m *CSR) Reset() {
 	m.Val = m.Val[:0]
 	m.Ptr = m.Ptr[:0]
 	m.Dim = 0
+}
+
+// Permute returns a new CSR whose row i is row perm[i] of m. perm need not
+// cover every row (a subset permutes and selects at once). The copy lays
+// rows out in the order a learner will visit them, so an epoch reads memory
+// sequentially. It panics if an entry of perm is out of range.
+func (m *CSR) Permute(perm []int32) *CSR {
+	nnz := 0
+	for _, r := range perm {
+		nnz += m.Ptr[r+1] - m.Ptr[r]
+	}
+	out := &CSR{
+		Labels: make([]float32, len(perm)),
+		Ptr:    make([]int, len(perm)+1),
+		Idx:    make([]uint32, nnz),
+		Val:    make([]float32, nnz),
+	}
+	off := 0
+	for i, r := range perm {
+		lo, hi := m.Ptr[r], m.Ptr[r+1]
+		copy(out.Idx[off:], m.Idx[lo:hi])
+		copy(out.Val[off:], m.Val[lo:hi])
+		off += hi - lo
+		out.Ptr[i+1] = off
+		out.Labels[i] = m.Labels[r]
+		if hi > lo && int(m.Idx[hi-1])+1 > out.Dim {
+			out.Dim = int(m.Idx[hi-1]) + 1
+		}
+	}
+	return out
 }

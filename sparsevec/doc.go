@@ -15,6 +15,13 @@
 // set of faces in one pass; this is how CPM pushes a negative row down on
 // every violated face (Kantchelian et al., NIPS 2014, Algorithm 1).
 //
+// Implementations. Every kernel has a pure-Go version (kernel_generic.go).
+// On amd64 CPUs with AVX2 and FMA, Scores and AddOuter run assembly
+// kernels instead (kernel_amd64.s), chosen once at start-up; the purego
+// build tag disables them. The assembly sums in a different order and
+// fuses multiplies into adds, so its float32 results may differ from the
+// Go kernels' in the last bits, within the bound given on Scores.
+//
 // None of the kernels allocates. They panic on programmer error (a feature
 // index not below D, a dst shorter than Stride), never on data.
 package sparsevec

@@ -1,13 +1,11 @@
+//go:build !amd64 || purego
+
 package sparsevec
 
-func scores(dst, w []float32, stride int, idx []uint32, val []float32) {
-	scoresGeneric(dst, w, stride, idx, val)
+func scores(dst, w []float32, k int, idx []uint32, val []float32) {
+	scoresGeneric(dst, w, k, idx, val)
 }
 
-func addToFace(w []float32, stride, k int, a float32, idx []uint32, val []float32) {
-	addToFaceGeneric(w, stride, k, a, idx, val)
-}
-
-func addOuter(w []float32, stride int, c []float32, idx []uint32, val []float32) {
-	addOuterGeneric(w, stride, c, idx, val)
+func addOuter(w, c []float32, k int, idx []uint32, val []float32) {
+	addOuterGeneric(w, c, k, idx, val)
 }

@@ -73,8 +73,9 @@ func (m *Matrix) Grow(d int) {
 
 // Scale multiplies every weight by a.
 func (m *Matrix) Scale(a float32) {
-	for i := range m.Data {
-		m.Data[i] *= a
+	d := m.Data // a local slice: m.Data[i] would be bounds-checked every time
+	for i := range d {
+		d[i] *= a
 	}
 }
 
@@ -100,15 +101,33 @@ func (m *Matrix) checkVec(x Vector) []float32 {
 	return m.Data[:n:n]
 }
 
+// panicIndex panics with the first index of idx that is not below d; the
+// asm kernels call it when they find one, which happens only for an
+// unsorted x.
+func panicIndex(idx []uint32, d int) {
+	for _, j := range idx {
+		if int(j) >= d {
+			panic(fmt.Sprintf("sparsevec: feature index %d out of range [0,%d)", j, d))
+		}
+	}
+	panic("sparsevec: feature index out of range")
+}
+
 // Scores sets dst[k] = Σ_i x.Val[i]·W[x.Idx[i]][k] for k < Stride (padding
 // entries come out 0). It panics if len(dst) < Stride or an index of x is
 // not below D. It does not allocate.
+//
+// The sum is accumulated in float32; its order, and whether products are
+// fused into the additions, depend on the kernel (see the package
+// documentation), so results may differ between machines in the last bits,
+// always within n·2⁻²⁴·Σ_i |x_i·W[x.Idx[i]][k]| of the exact sum for n
+// nonzeros.
 func (m *Matrix) Scores(dst []float32, x Vector) {
 	if len(dst) < m.Stride {
 		panic("sparsevec: Scores dst shorter than Stride")
 	}
 	w := m.checkVec(x)
-	scores(dst[:m.Stride], w, m.Stride, x.Idx, x.Val[:len(x.Idx)])
+	scores(dst[:m.Stride], w, m.K, x.Idx, x.Val[:len(x.Idx)])
 }
 
 // AddToFace adds a·x to face k: W[j][k] += a·x_j for every nonzero j.
@@ -118,17 +137,17 @@ func (m *Matrix) AddToFace(k int, a float32, x Vector) {
 		panic("sparsevec: face index out of range")
 	}
 	w := m.checkVec(x)
-	addToFace(w, m.Stride, k, a, x.Idx, x.Val[:len(x.Idx)])
+	addToFaceGeneric(w, m.Stride, k, a, x.Idx, x.Val[:len(x.Idx)])
 }
 
 // AddOuter performs the rank-one update W[j][:] += x_j·c[:] for every
 // nonzero j; faces with c[k] == 0 are unchanged. c must have length
-// >= Stride with zero padding entries. It panics otherwise, or if an index
-// of x is not below D.
+// >= Stride with zero padding entries. It panics if c is shorter, or if an
+// index of x is not below D. It does not allocate.
 func (m *Matrix) AddOuter(c []float32, x Vector) {
 	if len(c) < m.Stride {
 		panic("sparsevec: AddOuter coefficient vector shorter than Stride")
 	}
 	w := m.checkVec(x)
-	addOuter(w, m.Stride, c[:m.Stride], x.Idx, x.Val[:len(x.Idx)])
+	addOuter(w, c[:m.Stride], m.K, x.Idx, x.Val[:len(x.Idx)])
 }

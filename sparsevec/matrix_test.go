@@ -400,3 +400,28 @@ func TestKernelAllocs(t *testing.T) {
 		}
 	})
 }
+
+// TestAddOuterPaddingOfC: c's padding must be 0, but if it is not, no
+// implementation writes into the padding columns of W.
+func TestAddOuterPaddingOfC(t *testing.T) {
+	forEachImpl(t, func(t *testing.T) {
+		m := NewMatrix(4, 10)
+		c := make([]float32, m.Stride)
+		for i := range c {
+			c[i] = 1
+		}
+		m.AddOuter(c, Vector{Idx: []uint32{1, 3}, Val: []float32{2, 3}})
+		x := map[int]float32{1: 2, 3: 3}
+		for j := 0; j < m.D; j++ {
+			for k, v := range m.Row(j) {
+				want := float32(0)
+				if k < m.K {
+					want = x[j] // c[k] = 1
+				}
+				if v != want {
+					t.Errorf("W[%d][%d] = %v, want %v", j, k, v, want)
+				}
+			}
+		}
+	})
+}

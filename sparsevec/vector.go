@@ -38,10 +38,12 @@ func (v Vector) SqNorm() float64 {
 // ascending index lists, accumulated in float64.
 func Dot(u, v Vector) float64 {
 	var s float64
-	i, j := 0, 0
+	// Unsigned counters: the loop condition then proves every index in
+	// range, and the loop has no bounds checks.
+	var i, j uint
 	ui, vi := u.Idx, v.Idx
 	uv, vv := u.Val[:len(ui)], v.Val[:len(vi)]
-	for i < len(ui) && j < len(vi) {
+	for i < uint(len(ui)) && j < uint(len(vi)) {
 		switch a, b := ui[i], vi[j]; {
 		case a == b:
 			s += float64(uv[i]) * float64(vv[j])

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/polyhedral/cpm/reader"
@@ -26,7 +27,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("convert", stderr, convertUsage)
 	images := fs.String("idx-images", "", "MNIST idx3 image `file`, e.g. train-images-idx3-ubyte[.gz]")
 	labels := fs.String("idx-labels", "", "MNIST idx1 label `file`, e.g. train-labels-idx1-ubyte[.gz]")
-	digit := fs.Int("digit", -1, "one digit `D` in 0..9 against the rest: label D becomes +1, every other label -1 (default: keep labels)")
+	digit := fs.String("digit", "", "one digit `D` in 0..9 against the rest: label D becomes +1, every other label -1 (default: keep the labels)")
 	out := fs.String("o", "", "output `file` (.zst, .gz, plain; - for standard output)")
 	inputs, err := convertParse(fs, args)
 	if err != nil {
@@ -44,10 +45,10 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	case !idx && len(inputs) != 1:
 		return usagef("want --idx-images and --idx-labels, or exactly one LIBSVM input; got %d inputs", len(inputs))
 	}
-	oneVsRest := false
-	fs.Visit(func(f *flag.Flag) { oneVsRest = oneVsRest || f.Name == "digit" })
-	if oneVsRest && (*digit < 0 || *digit > 9) {
-		return usagef("--digit %d: want a digit 0..9", *digit)
+	oneVsRest := *digit != ""
+	d, err := strconv.Atoi(*digit)
+	if oneVsRest && (err != nil || d < 0 || d > 9) {
+		return usagef("--digit %q: want a digit 0..9", *digit)
 	}
 
 	start := time.Now()
@@ -62,9 +63,8 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	}
 	positives := 0
 	if oneVsRest {
-		d := float32(*digit)
 		for i, y := range m.Labels {
-			if y == d {
+			if y == float32(d) {
 				m.Labels[i] = 1
 				positives++
 			} else {
@@ -75,12 +75,12 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 
 	size, err := convertWrite(m, *out, stdout)
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", *out, err)
+		return err
 	}
 
 	fmt.Fprintf(stderr, "convert: %d rows, %d nonzeros, dim %d", m.Rows(), m.NNZ(), m.Dim)
 	if oneVsRest {
-		fmt.Fprintf(stderr, ", digit %d vs rest: %d positive, %d negative", *digit, positives, m.Rows()-positives)
+		fmt.Fprintf(stderr, ", digit %d vs rest: %d positive, %d negative", d, positives, m.Rows()-positives)
 	}
 	fmt.Fprintf(stderr, " -> %s, %d bytes, %.2fs\n", *out, size, time.Since(start).Seconds())
 	return nil
@@ -109,21 +109,22 @@ func convertParse(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // convertWrite writes m as LIBSVM text to path (see reader.CreateCompressed;
 // "-" is stdout, uncompressed) and returns the number of bytes written.
+// Errors name the path.
 func convertWrite(m *sparsevec.CSR, path string, stdout io.Writer) (int64, error) {
 	if path == "-" {
 		cw := &convertCounter{w: stdout}
 		if err := convertRows(reader.NewWriter(cw), m); err != nil {
-			return cw.n, err
+			return cw.n, fmt.Errorf("writing standard output: %w", err)
 		}
 		return cw.n, nil
 	}
-	f, err := reader.CreateCompressed(path)
+	f, err := reader.CreateCompressed(path) // errors name the path
 	if err != nil {
 		return 0, err
 	}
 	defer f.Abort() // removes the temporary file unless Close succeeded
 	if err := convertRows(reader.NewWriter(f), m); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
 		return 0, err
@@ -131,6 +132,7 @@ func convertWrite(m *sparsevec.CSR, path string, stdout io.Writer) (int64, error
 	return f.Written(), nil
 }
 
+// convertRows writes every row of m to w and flushes it.
 func convertRows(w *reader.Writer, m *sparsevec.CSR) error {
 	for r := range m.Rows() {
 		if err := w.Write(m.Labels[r], m.Row(r)); err != nil {

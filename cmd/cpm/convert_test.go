@@ -164,6 +164,7 @@ func TestConvertErrors(t *testing.T) {
 		{"two inputs", []string{"a", "b", "-o", out}, true},
 		{"idx and input", []string{"--idx-images", images, "--idx-labels", labels, "x", "-o", out}, true},
 		{"digit 10", []string{"--idx-images", images, "--idx-labels", labels, "--digit", "10", "-o", out}, true},
+		{"digit x", []string{"--idx-images", images, "--idx-labels", labels, "--digit", "x", "-o", out}, true},
 		{"digit -1", []string{"--idx-images", images, "--idx-labels", labels, "--digit", "-1", "-o", out}, true},
 		{"unknown flag", []string{"--idx-images", images, "--idx-labels", labels, "--bogus", "-o", out}, true},
 		{"swapped files", []string{"--idx-images", labels, "--idx-labels", images, "-o", out}, false},

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"time"
@@ -83,8 +84,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		quiet      = fs.Bool("q", false, "quiet: no progress lines")
 		ovo        = fs.Bool("ovo", false, "one-vs-one multiclass: a binary CPM per pair of labels, majority vote")
 		stream     = fs.Bool("stream", false, "do not load the data into memory: repeated passes through a bounded shuffle buffer")
-		buffer     = fs.Int("buffer", 1<<18, "with --stream: shuffle buffer size in `rows`")
+		buffer     = fs.Int("buffer", 1<<16, "with --stream: shuffle buffer size in `rows` (memory: about 2x the rows' nonzeros x 8 bytes)")
 		jsonOut    = fs.String("json", "", "write metrics as JSON to `file`")
+		cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of training to `file` (go tool pprof)")
 		iterations int64
 	)
 	fs.IntVar(&cfg.K, "k", 10, "number of faces per polytope")
@@ -131,6 +133,13 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cfg.Progress = progressPrinter(stderr)
 	}
 
+	if *cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 	met := trainMetrics{Command: "train", Train: *trainPath, Test: *testPath, Model: *modelOut}
 	var (
 		m   *model.Model
@@ -227,6 +236,20 @@ func progressPrinter(w io.Writer) func(sgd.Progress) {
 		fmt.Fprintf(w, "%-14s step %7.2fM/%-7.2fM epoch %6.2f  neg-loss %.4f  pos-loss %.4f  updates %5.2f%%  H %.3f  %.1fs\n",
 			p.Task, float64(p.Step)/1e6, float64(p.Of)/1e6, p.Epoch, p.NegLoss, p.PosLoss, 100*p.Violation, p.Entropy, el)
 	}
+}
+
+// startCPUProfile starts writing a CPU profile to path and returns the
+// function that stops it.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // writeJSON writes v as indented JSON to path atomically.

@@ -1,0 +1,204 @@
+package reader
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const fixtureDir = "../testdata/reader"
+
+// compressedForms returns text in every format Open knows, keyed by name.
+func compressedForms(t *testing.T, text []byte) map[string][]byte {
+	t.Helper()
+	half := bytes.LastIndexByte(text[:len(text)/2], '\n') + 1
+	return map[string][]byte{
+		"plain": text,
+		"gzip":  gzipBytes(text),
+		"zstd":  zstdBytes(text),
+		// Concatenated members and frames, as pigz and zstd -T write.
+		"gzip-multi": append(gzipBytes(text[:half]), gzipBytes(text[half:])...),
+		"zstd-multi": append(zstdBytes(text[:half]), zstdBytes(text[half:])...),
+	}
+}
+
+// TestOpenFormats checks detection by content: every file is named
+// misleadingly.
+func TestOpenFormats(t *testing.T) {
+	text := genMNIST(testRand(), 200<<10)
+	want, err := scanAll(text, "want")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for format, data := range compressedForms(t, text) {
+		t.Run(format, func(t *testing.T) {
+			path := writeTempFile(t, "data.bz2", data)
+			got, err := Load(path, WithChunkBytes(16<<10))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equalCSR(got, want) {
+				t.Error("Load: rows differ")
+			}
+			rc, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rc.Close()
+			all, err := io.ReadAll(rc)
+			if err != nil || !bytes.Equal(all, text) {
+				t.Errorf("Open: read %d bytes, err %v; want the %d bytes of text", len(all), err, len(text))
+			}
+		})
+	}
+}
+
+func TestOpenBzip2Fixture(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join(fixtureDir, "small.libsvm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := scanAll(text, "small.libsvm")
+	if err != nil || want.Rows() != 4 {
+		t.Fatalf("fixture: %d rows, %v", want.Rows(), err)
+	}
+	got, err := Load(filepath.Join(fixtureDir, "small.libsvm.bz2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalCSR(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+// TestTruncated cuts compressedForms streams short at many points: every cut
+// mustNil be an error wrapping ErrCorrupt that names the file, from Load and
+// from a Scanner on Open, never a clean early end.
+func TestTruncated(t *testing.T) {
+	text := genMNIST(testRand(), 300<<10)
+	inputs := compressedForms(t, text)
+	// A cut between members or frames is a valid shorter stream: leave
+	// the concatenations to TestOpenFormats.
+	delete(inputs, "plain")
+	delete(inputs, "gzip-multi")
+	delete(inputs, "zstd-multi")
+	bz, err := os.ReadFile(filepath.Join(fixtureDir, "small.libsvm.bz2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs["bzip2"] = bz
+	for format, data := range inputs {
+		magic := map[string]int{"gzip": 2, "zstd": 4, "bzip2": 3}[format]
+		cuts := []int{magic, magic + 1, magic + 5, len(data) - 1, len(data) - 2, len(data) - 4, len(data) - 8}
+		for k := 1; k < 16; k++ {
+			cuts = append(cuts, len(data)*k/16)
+		}
+		for _, cut := range cuts {
+			path := writeTempFile(t, "cut.dat", data[:cut])
+			_, err := Load(path)
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+				t.Errorf("%s cut at %d of %d: Load error %v, want ErrCorrupt naming the file", format, cut, len(data), err)
+			}
+			rc, err := Open(path)
+			if err == nil {
+				s := NewScanner(rc, path)
+				for s.Scan() {
+				}
+				err = s.Err()
+				rc.Close()
+			}
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+				t.Errorf("%s cut at %d of %d: Scanner error %v, want ErrCorrupt naming the file", format, cut, len(data), err)
+			}
+		}
+	}
+}
+
+// TestCorrupt flips bytes inside compressedForms streams: the checksums mustNil
+// turn that into an error (ErrCorrupt, or a parse error if the garbage
+// comes out first).
+func TestCorrupt(t *testing.T) {
+	text := genMNIST(testRand(), 100<<10)
+	for format, data := range compressedForms(t, text) {
+		if format == "plain" || strings.HasSuffix(format, "multi") {
+			continue
+		}
+		for _, at := range []int{len(data) / 3, len(data) / 2, len(data) - 6} {
+			bad := bytes.Clone(data)
+			bad[at] ^= 0x55
+			if _, err := Load(writeTempFile(t, "bad.dat", bad)); err == nil {
+				t.Errorf("%s with byte %d flipped: no error", format, at)
+			}
+		}
+	}
+}
+
+func TestOpenStdin(t *testing.T) {
+	text := []byte("1 1:1\n2 2:2\n")
+	f, err := os.Open(writeTempFile(t, "in.gz", gzipBytes(text)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	old := os.Stdin
+	os.Stdin = f
+	defer func() { os.Stdin = old }()
+
+	m, err := Load("-")
+	if err != nil || m.Rows() != 2 {
+		t.Fatalf("Load(-): %d rows, %v", m.Rows(), err)
+	}
+	if _, err := f.Stat(); err != nil {
+		t.Errorf("Load(-) closed stdin: %v", err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "missing"))
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	m, err := Load(writeTempFile(t, "empty", nil))
+	if err != nil || m.Rows() != 0 {
+		t.Errorf("empty file: %d rows, %v", m.Rows(), err)
+	}
+	rc, err := Open(writeTempFile(t, "x", []byte("1\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Close(); err != nil {
+		t.Error(err)
+	}
+	if err := rc.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// BenchmarkOpenZstd measures decompression alone for the decoder
+// concurrency Open uses (1, synchronous) against the library default
+// (0: GOMAXPROCS, capped at 4).
+func BenchmarkOpenZstd(b *testing.B) {
+	loadBenchData(b)
+	defer func(c int) { zstdConcurrency = c }(zstdConcurrency)
+	for _, conc := range []int{1, 0} {
+		b.Run(map[int]string{1: "conc1", 0: "default"}[conc], func(b *testing.B) {
+			zstdConcurrency = conc
+			b.SetBytes(int64(len(benchData.text)))
+			for b.Loop() {
+				rc, err := Open(benchData.zstPath)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.Copy(io.Discard, rc); err != nil {
+					b.Fatal(err)
+				}
+				rc.Close()
+			}
+		})
+	}
+}

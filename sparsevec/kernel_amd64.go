@@ -1,0 +1,62 @@
+//go:build amd64 && !purego
+
+package sparsevec
+
+import "golang.org/x/sys/cpu"
+
+// useAVX2 selects the AVX2+FMA kernels of kernel_amd64.s for Scores and
+// AddOuter. It is set once, at package initialisation, from the CPU
+// features (x/sys/cpu also checks that the OS saves the YMM registers);
+// only tests change it.
+var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// scoresAVX2 sets dst[:] = Σ_i val[i]·w[idx[i]·len(dst) : (idx[i]+1)·len(dst)]
+// with FMA, for all len(dst) columns, padding included. It requires
+// len(dst) to be a positive multiple of 8 and len(val) >= len(idx). It
+// reports false, leaving dst unspecified, if a row idx[i] does not lie
+// wholly inside w.
+//
+//go:noescape
+func scoresAVX2(dst, w []float32, idx []uint32, val []float32) (ok bool)
+
+// addOuterAVX2 performs w[j·s : (j+1)·s] += val[i]·c for every j = idx[i],
+// where s = len(c), with one FMA (one rounding) per weight. It requires
+// len(c) to be a positive multiple of 8 and len(val) >= len(idx). It reports
+// false if a row idx[i] does not lie wholly inside w; the rows of the
+// nonzeros before it have then been updated.
+//
+//go:noescape
+func addOuterAVX2(w, c []float32, idx []uint32, val []float32) (ok bool)
+
+func scores(dst, w []float32, k int, idx []uint32, val []float32) {
+	if !useAVX2 {
+		scoresGeneric(dst, w, k, idx, val)
+		return
+	}
+	if !scoresAVX2(dst, w, idx, val) {
+		panicIndex(idx, len(w)/len(dst))
+	}
+	clear(dst[k:]) // 0 even if an infinite x_j met a zero padding weight
+}
+
+func addOuter(w, c []float32, k int, idx []uint32, val []float32) {
+	// The asm updates whole 8-float chunks, padding included, so it is
+	// used only when the padding of c is 0 as documented; the generic
+	// kernel never touches the padding.
+	if !useAVX2 || !allZero(c[k:]) {
+		addOuterGeneric(w, c, k, idx, val)
+		return
+	}
+	if !addOuterAVX2(w, c, idx, val) {
+		panicIndex(idx, len(w)/len(c))
+	}
+}
+
+func allZero(c []float32) bool {
+	for _, v := range c {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}

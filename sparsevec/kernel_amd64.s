@@ -1,0 +1,395 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX2+FMA kernels; see kernel_amd64.go for the contracts.
+//
+// Both kernels compute the byte offset of feature row j as j·strideBytes
+// and check it against lim = len(w)·4 - strideBytes before touching the
+// row, so an index past the weights (possible only for an unsorted row,
+// which breaks the Vector contract) makes them return false instead of
+// reading or writing out of bounds.
+//
+// Register use (both kernels):
+//	BX  idx base       CX  val base        DX  strideBytes
+//	R8  lim            R9  n = len(idx)    R11 i (nonzero counter)
+//	AX  row offset of the current nonzero, in bytes
+
+// SCORES_ROW loads idx[i+k] and val[i+k] for the k-th nonzero of an
+// unrolled step: AX = row offset (bounds-checked), bc = broadcast x value.
+#define SCORES_ROW(k, bc) \
+	MOVL	(4*k)(BX)(R11*4), AX; \
+	IMULQ	DX, AX; \
+	CMPQ	AX, R8; \
+	JA	fail; \
+	VBROADCASTSS	(4*k)(CX)(R11*4), bc
+
+// func scoresAVX2(dst, w []float32, idx []uint32, val []float32) (ok bool)
+//
+// The row is cut into column blocks of up to 4 chunks of 8 floats; for each
+// block one pass over the nonzeros accumulates in YMM registers, with
+// independent accumulator sets for consecutive nonzeros so that the FMA
+// latency (4–5 cycles) is hidden, and the sets are summed at the end.
+// Extra registers: DI dst, SI w, R10 column offset in bytes, R12 w + R10,
+// R13 n rounded down to a multiple of 4.
+TEXT ·scoresAVX2(SB), NOSPLIT, $0-97
+	MOVQ	dst_base+0(FP), DI
+	MOVQ	dst_len+8(FP), DX
+	MOVQ	w_base+24(FP), SI
+	MOVQ	w_len+32(FP), R8
+	MOVQ	idx_base+48(FP), BX
+	MOVQ	idx_len+56(FP), R9
+	MOVQ	val_base+72(FP), CX
+	SHLQ	$2, DX
+	SHLQ	$2, R8
+	SUBQ	DX, R8
+	JCC	wok
+	// w holds no whole row: only an empty x can be scored.
+	TESTQ	R9, R9
+	JNZ	failnovec
+
+wok:
+	MOVQ	R9, R13
+	ANDQ	$-4, R13
+	XORQ	R10, R10
+
+colloop:
+	CMPQ	R10, DX
+	JAE	done
+	LEAQ	(SI)(R10*1), R12
+	MOVQ	DX, AX
+	SUBQ	R10, AX
+	CMPQ	AX, $128
+	JAE	block4
+	CMPQ	AX, $96
+	JEQ	block3
+	CMPQ	AX, $64
+	JEQ	block2
+
+	// One chunk: four accumulators Y0–Y3, one per nonzero of a step.
+block1:
+	VXORPS	Y0, Y0, Y0
+	VXORPS	Y1, Y1, Y1
+	VXORPS	Y2, Y2, Y2
+	VXORPS	Y3, Y3, Y3
+	XORQ	R11, R11
+	CMPQ	R11, R13
+	JAE	b1tail
+
+b1loop:
+	SCORES_ROW(0, Y8)
+	VFMADD231PS	(R12)(AX*1), Y8, Y0
+	SCORES_ROW(1, Y9)
+	VFMADD231PS	(R12)(AX*1), Y9, Y1
+	SCORES_ROW(2, Y10)
+	VFMADD231PS	(R12)(AX*1), Y10, Y2
+	SCORES_ROW(3, Y11)
+	VFMADD231PS	(R12)(AX*1), Y11, Y3
+	ADDQ	$4, R11
+	CMPQ	R11, R13
+	JB	b1loop
+
+b1tail:
+	CMPQ	R11, R9
+	JAE	b1done
+	SCORES_ROW(0, Y8)
+	VFMADD231PS	(R12)(AX*1), Y8, Y0
+	INCQ	R11
+	JMP	b1tail
+
+b1done:
+	VADDPS	Y1, Y0, Y0
+	VADDPS	Y3, Y2, Y2
+	VADDPS	Y2, Y0, Y0
+	VMOVUPS	Y0, (DI)(R10*1)
+	ADDQ	$32, R10
+	JMP	colloop
+
+	// Two chunks: four accumulator sets (Y0,Y1) (Y2,Y3) (Y4,Y5) (Y6,Y7).
+block2:
+	VXORPS	Y0, Y0, Y0
+	VXORPS	Y1, Y1, Y1
+	VXORPS	Y2, Y2, Y2
+	VXORPS	Y3, Y3, Y3
+	VXORPS	Y4, Y4, Y4
+	VXORPS	Y5, Y5, Y5
+	VXORPS	Y6, Y6, Y6
+	VXORPS	Y7, Y7, Y7
+	XORQ	R11, R11
+	CMPQ	R11, R13
+	JAE	b2tail
+
+b2loop:
+	SCORES_ROW(0, Y8)
+	VFMADD231PS	(R12)(AX*1), Y8, Y0
+	VFMADD231PS	32(R12)(AX*1), Y8, Y1
+	SCORES_ROW(1, Y9)
+	VFMADD231PS	(R12)(AX*1), Y9, Y2
+	VFMADD231PS	32(R12)(AX*1), Y9, Y3
+	SCORES_ROW(2, Y10)
+	VFMADD231PS	(R12)(AX*1), Y10, Y4
+	VFMADD231PS	32(R12)(AX*1), Y10, Y5
+	SCORES_ROW(3, Y11)
+	VFMADD231PS	(R12)(AX*1), Y11, Y6
+	VFMADD231PS	32(R12)(AX*1), Y11, Y7
+	ADDQ	$4, R11
+	CMPQ	R11, R13
+	JB	b2loop
+
+b2tail:
+	CMPQ	R11, R9
+	JAE	b2done
+	SCORES_ROW(0, Y8)
+	VFMADD231PS	(R12)(AX*1), Y8, Y0
+	VFMADD231PS	32(R12)(AX*1), Y8, Y1
+	INCQ	R11
+	JMP	b2tail
+
+b2done:
+	VADDPS	Y2, Y0, Y0
+	VADDPS	Y3, Y1, Y1
+	VADDPS	Y6, Y4, Y4
+	VADDPS	Y7, Y5, Y5
+	VADDPS	Y4, Y0, Y0
+	VADDPS	Y5, Y1, Y1
+	VMOVUPS	Y0, (DI)(R10*1)
+	VMOVUPS	Y1, 32(DI)(R10*1)
+	ADDQ	$64, R10
+	JMP	colloop
+
+	// Three chunks: four accumulator sets (Y0–Y2) (Y3–Y5) (Y6–Y8) (Y9–Y11).
+block3:
+	VXORPS	Y0, Y0, Y0
+	VXORPS	Y1, Y1, Y1
+	VXORPS	Y2, Y2, Y2
+	VXORPS	Y3, Y3, Y3
+	VXORPS	Y4, Y4, Y4
+	VXORPS	Y5, Y5, Y5
+	VXORPS	Y6, Y6, Y6
+	VXORPS	Y7, Y7, Y7
+	VXORPS	Y8, Y8, Y8
+	VXORPS	Y9, Y9, Y9
+	VXORPS	Y10, Y10, Y10
+	VXORPS	Y11, Y11, Y11
+	XORQ	R11, R11
+	CMPQ	R11, R13
+	JAE	b3tail
+
+b3loop:
+	SCORES_ROW(0, Y12)
+	VFMADD231PS	(R12)(AX*1), Y12, Y0
+	VFMADD231PS	32(R12)(AX*1), Y12, Y1
+	VFMADD231PS	64(R12)(AX*1), Y12, Y2
+	SCORES_ROW(1, Y13)
+	VFMADD231PS	(R12)(AX*1), Y13, Y3
+	VFMADD231PS	32(R12)(AX*1), Y13, Y4
+	VFMADD231PS	64(R12)(AX*1), Y13, Y5
+	SCORES_ROW(2, Y12)
+	VFMADD231PS	(R12)(AX*1), Y12, Y6
+	VFMADD231PS	32(R12)(AX*1), Y12, Y7
+	VFMADD231PS	64(R12)(AX*1), Y12, Y8
+	SCORES_ROW(3, Y13)
+	VFMADD231PS	(R12)(AX*1), Y13, Y9
+	VFMADD231PS	32(R12)(AX*1), Y13, Y10
+	VFMADD231PS	64(R12)(AX*1), Y13, Y11
+	ADDQ	$4, R11
+	CMPQ	R11, R13
+	JB	b3loop
+
+b3tail:
+	CMPQ	R11, R9
+	JAE	b3done
+	SCORES_ROW(0, Y12)
+	VFMADD231PS	(R12)(AX*1), Y12, Y0
+	VFMADD231PS	32(R12)(AX*1), Y12, Y1
+	VFMADD231PS	64(R12)(AX*1), Y12, Y2
+	INCQ	R11
+	JMP	b3tail
+
+b3done:
+	VADDPS	Y3, Y0, Y0
+	VADDPS	Y4, Y1, Y1
+	VADDPS	Y5, Y2, Y2
+	VADDPS	Y9, Y6, Y6
+	VADDPS	Y10, Y7, Y7
+	VADDPS	Y11, Y8, Y8
+	VADDPS	Y6, Y0, Y0
+	VADDPS	Y7, Y1, Y1
+	VADDPS	Y8, Y2, Y2
+	VMOVUPS	Y0, (DI)(R10*1)
+	VMOVUPS	Y1, 32(DI)(R10*1)
+	VMOVUPS	Y2, 64(DI)(R10*1)
+	ADDQ	$96, R10
+	JMP	colloop
+
+	// Four chunks: two accumulator sets (Y0–Y3) for even and (Y4–Y7) for
+	// odd nonzeros; each set takes two FMAs per step of four, so its
+	// latency chain (8–10 cycles) matches the step's 16 FMAs at two per
+	// cycle.
+block4:
+	VXORPS	Y0, Y0, Y0
+	VXORPS	Y1, Y1, Y1
+	VXORPS	Y2, Y2, Y2
+	VXORPS	Y3, Y3, Y3
+	VXORPS	Y4, Y4, Y4
+	VXORPS	Y5, Y5, Y5
+	VXORPS	Y6, Y6, Y6
+	VXORPS	Y7, Y7, Y7
+	XORQ	R11, R11
+	CMPQ	R11, R13
+	JAE	b4tail
+
+b4loop:
+	SCORES_ROW(0, Y8)
+	VFMADD231PS	(R12)(AX*1), Y8, Y0
+	VFMADD231PS	32(R12)(AX*1), Y8, Y1
+	VFMADD231PS	64(R12)(AX*1), Y8, Y2
+	VFMADD231PS	96(R12)(AX*1), Y8, Y3
+	SCORES_ROW(1, Y9)
+	VFMADD231PS	(R12)(AX*1), Y9, Y4
+	VFMADD231PS	32(R12)(AX*1), Y9, Y5
+	VFMADD231PS	64(R12)(AX*1), Y9, Y6
+	VFMADD231PS	96(R12)(AX*1), Y9, Y7
+	SCORES_ROW(2, Y10)
+	VFMADD231PS	(R12)(AX*1), Y10, Y0
+	VFMADD231PS	32(R12)(AX*1), Y10, Y1
+	VFMADD231PS	64(R12)(AX*1), Y10, Y2
+	VFMADD231PS	96(R12)(AX*1), Y10, Y3
+	SCORES_ROW(3, Y11)
+	VFMADD231PS	(R12)(AX*1), Y11, Y4
+	VFMADD231PS	32(R12)(AX*1), Y11, Y5
+	VFMADD231PS	64(R12)(AX*1), Y11, Y6
+	VFMADD231PS	96(R12)(AX*1), Y11, Y7
+	ADDQ	$4, R11
+	CMPQ	R11, R13
+	JB	b4loop
+
+b4tail:
+	CMPQ	R11, R9
+	JAE	b4done
+	SCORES_ROW(0, Y8)
+	VFMADD231PS	(R12)(AX*1), Y8, Y0
+	VFMADD231PS	32(R12)(AX*1), Y8, Y1
+	VFMADD231PS	64(R12)(AX*1), Y8, Y2
+	VFMADD231PS	96(R12)(AX*1), Y8, Y3
+	INCQ	R11
+	JMP	b4tail
+
+b4done:
+	VADDPS	Y4, Y0, Y0
+	VADDPS	Y5, Y1, Y1
+	VADDPS	Y6, Y2, Y2
+	VADDPS	Y7, Y3, Y3
+	VMOVUPS	Y0, (DI)(R10*1)
+	VMOVUPS	Y1, 32(DI)(R10*1)
+	VMOVUPS	Y2, 64(DI)(R10*1)
+	VMOVUPS	Y3, 96(DI)(R10*1)
+	ADDQ	$128, R10
+	JMP	colloop
+
+done:
+	VZEROUPPER
+	MOVB	$1, ok+96(FP)
+	RET
+
+fail:
+	VZEROUPPER
+
+failnovec:
+	MOVB	$0, ok+96(FP)
+	RET
+
+// AO_ROW loads idx[i+k] and val[i+k] for the k-th nonzero of an unrolled
+// step: AX = row offset (bounds-checked), bc = broadcast x value.
+#define AO_ROW(k, bc) \
+	MOVL	(4*k)(BX)(R11*4), AX; \
+	IMULQ	DX, AX; \
+	CMPQ	AX, R8; \
+	JA	aofail; \
+	VBROADCASTSS	(4*k)(CX)(R11*4), bc
+
+// AO_CHUNK performs w[off:off+8] += bc·c[off:off+8] for the current row,
+// with the c chunk in register cr, using tmp.
+#define AO_CHUNK(off, cr, bc, tmp) \
+	VMOVUPS	off(SI)(AX*1), tmp; \
+	VFMADD231PS	cr, bc, tmp; \
+	VMOVUPS	tmp, off(SI)(AX*1)
+
+// func addOuterAVX2(w, c []float32, idx []uint32, val []float32) (ok bool)
+//
+// Every nonzero's row is loaded, updated and stored before the next
+// nonzero's row is loaded, so a repeated index (an invalid row) still
+// gives the sequential result. For strides of one and two chunks c stays
+// in registers; wider strides loop over the chunks, reading c from L1.
+// Extra registers: SI w, R12 c, R13 w + row offset, R10 chunk offset.
+TEXT ·addOuterAVX2(SB), NOSPLIT, $0-97
+	MOVQ	w_base+0(FP), SI
+	MOVQ	w_len+8(FP), R8
+	MOVQ	c_base+24(FP), R12
+	MOVQ	c_len+32(FP), DX
+	MOVQ	idx_base+48(FP), BX
+	MOVQ	idx_len+56(FP), R9
+	MOVQ	val_base+72(FP), CX
+	XORQ	R11, R11
+	TESTQ	R9, R9
+	JZ	aodone
+	SHLQ	$2, DX
+	SHLQ	$2, R8
+	SUBQ	DX, R8
+	JCS	aofailnovec
+	CMPQ	DX, $32
+	JEQ	ao1
+	CMPQ	DX, $64
+	JEQ	ao2
+
+aoloop:
+	AO_ROW(0, Y8)
+	LEAQ	(SI)(AX*1), R13
+	XORQ	R10, R10
+
+aochunk:
+	VMOVUPS	(R12)(R10*1), Y9
+	VFMADD213PS	(R13)(R10*1), Y8, Y9
+	VMOVUPS	Y9, (R13)(R10*1)
+	ADDQ	$32, R10
+	CMPQ	R10, DX
+	JB	aochunk
+	INCQ	R11
+	CMPQ	R11, R9
+	JB	aoloop
+	JMP	aodone
+
+ao1:
+	VMOVUPS	(R12), Y0
+
+ao1loop:
+	AO_ROW(0, Y8)
+	AO_CHUNK(0, Y0, Y8, Y10)
+	INCQ	R11
+	CMPQ	R11, R9
+	JB	ao1loop
+	JMP	aodone
+
+ao2:
+	VMOVUPS	(R12), Y0
+	VMOVUPS	32(R12), Y1
+
+ao2loop:
+	AO_ROW(0, Y8)
+	AO_CHUNK(0, Y0, Y8, Y10)
+	AO_CHUNK(32, Y1, Y8, Y11)
+	INCQ	R11
+	CMPQ	R11, R9
+	JB	ao2loop
+
+aodone:
+	VZEROUPPER
+	MOVB	$1, ok+96(FP)
+	RET
+
+aofail:
+	VZEROUPPER
+
+aofailnovec:
+	MOVB	$0, ok+96(FP)
+	RET

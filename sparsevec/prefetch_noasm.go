@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package sparsevec
+
+import "unsafe"
+
+func prefetchRange(p unsafe.Pointer, n uintptr) {}

@@ -1,0 +1,42 @@
+package sparsevec
+
+import "testing"
+
+// Prefetching is a hint: it must not fault on any row, including empty
+// rows, the last row and out-of-range row numbers, and must not allocate.
+func TestPrefetchIsHarmless(t *testing.T) {
+	var m CSR
+	m.Append(1, Vector{Idx: []uint32{1, 5}, Val: []float32{1, 2}})
+	m.Append(-1, Vector{})
+	m.Append(1, Vector{Idx: []uint32{3}, Val: []float32{4}})
+	for _, r := range []int{-1, 0, 1, 2, 3, 100} {
+		m.PrefetchRow(r)
+		m.PrefetchPtr(r)
+	}
+	var empty CSR
+	empty.PrefetchRow(0)
+	empty.PrefetchPtr(0)
+	if a := testing.AllocsPerRun(100, func() { m.PrefetchRow(2); m.PrefetchPtr(1) }); a != 0 {
+		t.Fatalf("prefetch allocates %v", a)
+	}
+}
+
+func TestPermute(t *testing.T) {
+	var m CSR
+	m.Append(1, Vector{Idx: []uint32{1, 5}, Val: []float32{1, 2}})
+	m.Append(-1, Vector{})
+	m.Append(2, Vector{Idx: []uint32{3}, Val: []float32{4}})
+	p := m.Permute([]int32{2, 0, 1})
+	if p.Rows() != 3 || p.Labels[0] != 2 || p.Labels[1] != 1 || p.Labels[2] != -1 {
+		t.Fatalf("labels %v", p.Labels)
+	}
+	if r := p.Row(1); len(r.Idx) != 2 || r.Idx[1] != 5 || r.Val[1] != 2 {
+		t.Fatalf("row 1 = %+v", r)
+	}
+	if p.Row(2).Len() != 0 || p.Dim != 6 || p.NNZ() != 3 {
+		t.Fatalf("row 2 %+v, dim %d, nnz %d", p.Row(2), p.Dim, p.NNZ())
+	}
+	if s := m.Permute([]int32{2}); s.Rows() != 1 || s.Dim != 4 {
+		t.Fatalf("subset: %d rows, dim %d", s.Rows(), s.Dim)
+	}
+}
