@@ -10,40 +10,50 @@ import "golang.org/x/sys/cpu"
 // only tests change it.
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
+// maxAVX2Stride bounds the strides given to the asm kernels, so that the
+// row offset idx·stride·4 they compute and check cannot overflow 64 bits.
+// A K that large (a 1 GiB row) never happens in practice.
+const maxAVX2Stride = 1 << 28
+
 // scoresAVX2 sets dst[:] = Σ_i val[i]·w[idx[i]·len(dst) : (idx[i]+1)·len(dst)]
 // with FMA, for all len(dst) columns, padding included. It requires
-// len(dst) to be a positive multiple of 8 and len(val) >= len(idx). It
-// reports false, leaving dst unspecified, if a row idx[i] does not lie
-// wholly inside w.
+// len(dst) to be a positive multiple of 8 below maxAVX2Stride and
+// len(val) >= len(idx). It reports false, leaving dst unspecified, if a
+// row idx[i] does not lie wholly inside w.
 //
 //go:noescape
 func scoresAVX2(dst, w []float32, idx []uint32, val []float32) (ok bool)
 
 // addOuterAVX2 performs w[j·s : (j+1)·s] += val[i]·c for every j = idx[i],
 // where s = len(c), with one FMA (one rounding) per weight. It requires
-// len(c) to be a positive multiple of 8 and len(val) >= len(idx). It reports
-// false if a row idx[i] does not lie wholly inside w; the rows of the
-// nonzeros before it have then been updated.
+// len(c) to be a positive multiple of 8 below maxAVX2Stride and
+// len(val) >= len(idx). It reports false if a row idx[i] does not lie
+// wholly inside w; the rows of the nonzeros before it have then been
+// updated.
 //
 //go:noescape
 func addOuterAVX2(w, c []float32, idx []uint32, val []float32) (ok bool)
 
 func scores(dst, w []float32, k int, idx []uint32, val []float32) {
-	if !useAVX2 {
+	if !useAVX2 || len(dst) >= maxAVX2Stride {
 		scoresGeneric(dst, w, k, idx, val)
 		return
 	}
 	if !scoresAVX2(dst, w, idx, val) {
 		panicIndex(idx, len(w)/len(dst))
 	}
-	clear(dst[k:]) // 0 even if an infinite x_j met a zero padding weight
+	// Padding comes out 0 even if an infinite x_j met a zero padding
+	// weight. At most 7 entries: a loop is cheaper than clear's memclr call.
+	for i := k; i < len(dst); i++ {
+		dst[i] = 0
+	}
 }
 
 func addOuter(w, c []float32, k int, idx []uint32, val []float32) {
 	// The asm updates whole 8-float chunks, padding included, so it is
 	// used only when the padding of c is 0 as documented; the generic
 	// kernel never touches the padding.
-	if !useAVX2 || !allZero(c[k:]) {
+	if !useAVX2 || len(c) >= maxAVX2Stride || !allZero(c[k:]) {
 		addOuterGeneric(w, c, k, idx, val)
 		return
 	}

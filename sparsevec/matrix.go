@@ -87,12 +87,15 @@ func (m *Matrix) Zero() { clear(m.Data) }
 // length. Indices are ascending, so checking the last one suffices for a
 // valid x; the kernels still bound every index by the clipped weights, so
 // an unsorted x with an index >= D panics instead of reaching past them.
+//
+// It is small enough to be inlined; the panics with formatted messages are
+// out of line in panicIndex.
 func (m *Matrix) checkVec(x Vector) []float32 {
 	if len(x.Val) < len(x.Idx) {
 		panic("sparsevec: vector has fewer values than indices")
 	}
 	if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= m.D {
-		panic(fmt.Sprintf("sparsevec: feature index %d out of range [0,%d)", x.Idx[n-1], m.D))
+		panicIndex(x.Idx[n-1:], m.D)
 	}
 	n := m.D * m.Stride
 	if len(m.Data) < n {
@@ -101,9 +104,11 @@ func (m *Matrix) checkVec(x Vector) []float32 {
 	return m.Data[:n:n]
 }
 
-// panicIndex panics with the first index of idx that is not below d; the
-// asm kernels call it when they find one, which happens only for an
-// unsorted x.
+// panicIndex panics with the first index of idx that is not below d. The
+// asm kernels' callers use it when the kernel finds one, which happens only
+// for an unsorted x.
+//
+//go:noinline
 func panicIndex(idx []uint32, d int) {
 	for _, j := range idx {
 		if int(j) >= d {

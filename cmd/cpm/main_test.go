@@ -116,6 +116,11 @@ func TestTrainPredictEvalExport(t *testing.T) {
 		t.Fatalf("eval json %s disagrees with train -c (%v)", b, tm["test_error"])
 	}
 
+	// The authors' tool tests a saved model with train -m MODEL -c TEST.
+	if out := mustRun(t, "train", "-m", mp, "-c", heart); !strings.Contains(out, "test error") {
+		t.Fatalf("train -m -c printed %q", out)
+	}
+
 	out = mustRun(t, "export", "-m", mp)
 	if !strings.Contains(out, "cpm") || len(strings.Split(out, "\n")) < 20 {
 		t.Fatalf("export output too small:\n%s", out)

@@ -80,6 +80,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		trainPath  = fs.String("t", "", "training data `file` (LIBSVM, plain/zstd/gzip/bzip2; - for stdin)")
 		testPath   = fs.String("c", "", "test data `file`: after training, score it and report the error")
 		modelOut   = fs.String("o", "", "write the model to `file` (atomically)")
+		modelIn    = fs.String("m", "", "without -t: load this model `file` and score -c TEST with it (as the authors' tool)")
 		scoresOut  = fs.String("s", "", "with -c: write one line per test row to `file` (score and face; the label with --ovo)")
 		quiet      = fs.Bool("q", false, "quiet: no progress lines")
 		ovo        = fs.Bool("ovo", false, "one-vs-one multiclass: a binary CPM per pair of labels, majority vote")
@@ -109,8 +110,26 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q (the training file goes after -t)", fs.Arg(0))
 	}
+	if *trainPath == "" && *modelIn != "" {
+		if *testPath == "" {
+			return usagef("-m MODEL needs -c TEST")
+		}
+		m, err := model.Load(*modelIn)
+		if err != nil {
+			return err
+		}
+		res, err := evaluate(ctx, m, *testPath, *scoresOut)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "test error %.4f%% (%d/%d) on %s\n", 100*res.errorRate(), res.wrong, res.rows, *testPath)
+		return nil
+	}
 	if *trainPath == "" {
 		return usagef("no training data: give -t FILE")
+	}
+	if *modelIn != "" {
+		return usagef("-m MODEL with -t: warm start is not supported yet; train from scratch or drop -t to test the model")
 	}
 	if *modelOut == "" && *testPath == "" {
 		return usagef("nothing to do: give -o MODEL and/or -c TEST")
@@ -227,14 +246,25 @@ func active(counts []int64) int {
 // progressPrinter returns a sgd.Config.Progress callback printing one line
 // per report, safe to call from several training goroutines.
 func progressPrinter(w io.Writer) func(sgd.Progress) {
+	type mark struct {
+		step int64
+		at   time.Time
+	}
 	var mu sync.Mutex
 	start := time.Now()
+	last := map[string]mark{}
 	return func(p sgd.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
-		el := time.Since(start).Seconds()
-		fmt.Fprintf(w, "%-14s step %7.2fM/%-7.2fM epoch %6.2f  neg-loss %.4f  pos-loss %.4f  updates %5.2f%%  H %.3f  %.1fs\n",
-			p.Task, float64(p.Step)/1e6, float64(p.Of)/1e6, p.Epoch, p.NegLoss, p.PosLoss, 100*p.Violation, p.Entropy, el)
+		now := time.Now()
+		prev, ok := last[p.Task]
+		if !ok {
+			prev = mark{0, start}
+		}
+		last[p.Task] = mark{p.Step, now}
+		rate := float64(p.Step-prev.step) / now.Sub(prev.at).Seconds()
+		fmt.Fprintf(w, "%-14s step %6.2fM/%.2fM  %5.2fM rows/s  epoch %7.2f  neg-loss %.4f  pos-loss %.4f  updates %5.2f%%  H %.3f  %.1fs\n",
+			p.Task, float64(p.Step)/1e6, float64(p.Of)/1e6, rate/1e6, p.Epoch, p.NegLoss, p.PosLoss, 100*p.Violation, p.Entropy, now.Sub(start).Seconds())
 	}
 }
 
