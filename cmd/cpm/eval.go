@@ -136,15 +136,21 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *modelPath == "" || *dataPath == "" {
 		return usagef("need -m MODEL and -c DATA")
 	}
-	m, err := model.Load(*modelPath)
+	return scoreWithModel(ctx, stdout, *modelPath, *dataPath, *scores)
+}
+
+// scoreWithModel loads a model, scores a labelled file with it (writing
+// per-row scores if scoresPath is set) and prints the error rate.
+func scoreWithModel(ctx context.Context, stdout io.Writer, modelPath, dataPath, scoresPath string) error {
+	m, err := model.Load(modelPath)
 	if err != nil {
 		return err
 	}
-	res, err := evaluate(ctx, m, *dataPath, *scores)
+	res, err := evaluate(ctx, m, dataPath, scoresPath)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "error %.4f%% (%d/%d) on %s\n", 100*res.errorRate(), res.wrong, res.rows, *dataPath)
+	fmt.Fprintf(stdout, "test error %.4f%% (%d/%d) on %s\n", 100*res.errorRate(), res.wrong, res.rows, dataPath)
 	return nil
 }
 

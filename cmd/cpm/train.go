@@ -85,7 +85,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		quiet      = fs.Bool("q", false, "quiet: no progress lines")
 		ovo        = fs.Bool("ovo", false, "one-vs-one multiclass: a binary CPM per pair of labels, majority vote")
 		stream     = fs.Bool("stream", false, "do not load the data into memory: repeated passes through a bounded shuffle buffer")
-		buffer     = fs.Int("buffer", 1<<16, "with --stream: shuffle buffer size in `rows` (memory: about 2x the rows' nonzeros x 8 bytes)")
+		buffer     = fs.Int("buffer", 1<<15, "with --stream: shuffle buffer size in `rows` (memory: about 2x the rows' nonzeros x 8 bytes)")
 		jsonOut    = fs.String("json", "", "write metrics as JSON to `file`")
 		cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of training to `file` (go tool pprof)")
 		iterations int64
@@ -114,16 +114,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *testPath == "" {
 			return usagef("-m MODEL needs -c TEST")
 		}
-		m, err := model.Load(*modelIn)
-		if err != nil {
-			return err
-		}
-		res, err := evaluate(ctx, m, *testPath, *scoresOut)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "test error %.4f%% (%d/%d) on %s\n", 100*res.errorRate(), res.wrong, res.rows, *testPath)
-		return nil
+		return scoreWithModel(ctx, stdout, *modelIn, *testPath, *scoresOut)
 	}
 	if *trainPath == "" {
 		return usagef("no training data: give -t FILE")
