@@ -35,7 +35,7 @@ type stepStats struct {
 	updates          int64
 }
 
-// NewPolytope returns a zero polytope with k faces over d feature rows
+// newPolytope returns a zero polytope with k faces over d feature rows
 // (row 0 is the bias; d grows on demand as Step sees larger indices).
 // cfg must have been completed by withDefaults.
 func newPolytope(cfg Config, d int) (*Polytope, error) {

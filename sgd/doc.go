@@ -31,4 +31,11 @@
 //     weight, as the paper's "constant unitary component".
 //   - Cost ratio. Negative rows' steps are multiplied by CostRatio (the
 //     weight of the negative hinge terms relative to the positive ones).
+//   - Row order. "Pick (x, y) ∈ D" is a seeded permutation: in-memory data is
+//     shuffled once by copying it in the new order (so an epoch reads memory
+//     sequentially) and that order repeats each epoch unless
+//     Config.Reshuffle draws a fresh permutation per epoch.
+//   - One-vs-one ties. The paper breaks voting ties at random; Classifier
+//     gives them to the class with the larger sum of pairwise margins, then
+//     the smaller label, so predictions are deterministic.
 package sgd
