@@ -58,18 +58,13 @@ func scanFloat(b []byte, i int) (float32, int, error) {
 			eneg = b[i] == '-'
 			i++
 		}
-		x, ne := 0, 0
-		for ; i < len(b); i++ {
-			c := b[i] - '0'
-			if c > 9 {
-				break
-			}
-			x = x*10 + int(c)
-			ne++
-		}
+		var xm uint64
+		var ne int
+		i, xm, ne = scanDigits(b, i, 0, 0)
 		if ne == 0 || ne > 4 {
 			fast = false
 		}
+		x := int(xm) // at most 4 digits on the fast path
 		if eneg {
 			x = -x
 		}
