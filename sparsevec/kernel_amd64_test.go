@@ -38,6 +38,17 @@ func randWeights(rng *rand.Rand, n int) []float32 {
 	return w
 }
 
+// randPaddedWeights returns random weights for a d×k matrix laid out with
+// StrideFor(k), with the padding columns zero as Matrix requires.
+func randPaddedWeights(rng *rand.Rand, d, k int) []float32 {
+	s := StrideFor(k)
+	w := randWeights(rng, d*s)
+	for j := 0; j < d; j++ {
+		clear(w[j*s+k : (j+1)*s])
+	}
+	return w
+}
+
 // TestScoresAVX2 compares the asm kernel with the generic one and both with
 // the float64 reference. The asm sums four interleaved partial sums with
 // FMA, the generic kernel one running sum of rounded products, so they may
@@ -51,10 +62,7 @@ func TestScoresAVX2(t *testing.T) {
 	const d = 500
 	for _, k := range kernelShapes {
 		s := StrideFor(k)
-		w := randWeights(rng, d*s)
-		for j := 0; j < d; j++ {
-			clear(w[j*s+k : (j+1)*s]) // zero padding
-		}
+		w := randPaddedWeights(rng, d, k)
 		for _, nnz := range append(nnzCounts, 150, 400, d) {
 			name := fmt.Sprintf("K=%d,nnz=%d", k, nnz)
 			x := randVector(rng, d, nnz)
@@ -110,10 +118,7 @@ func TestAddOuterAVX2(t *testing.T) {
 	const d = 300
 	for _, k := range kernelShapes {
 		s := StrideFor(k)
-		w0 := randWeights(rng, d*s)
-		for j := 0; j < d; j++ {
-			clear(w0[j*s+k : (j+1)*s])
-		}
+		w0 := randPaddedWeights(rng, d, k)
 		c := randWeights(rng, s)
 		clear(c[k:])
 		for _, nnz := range append(nnzCounts, 150, d) {
