@@ -29,7 +29,8 @@
 //	offset size  field
 //	     0    8  magic "CPMMODEL"
 //	     8    4  format version, uint32 = 1
-//	    12    4  flags, uint32: bit 0 OvO, bit 1 Counts present; other bits 0
+//	    12    4  flags, uint32: bit 0 OvO, bit 1 Counts present,
+//	             bit 2 Multiclass; other bits 0
 //	    16    4  Sides, uint32 (1 or 2)
 //	    20    4  K, uint32 (faces per polytope)
 //	    24    8  D, uint64 (feature rows including the bias row 0)
@@ -60,8 +61,12 @@
 //
 // # Label map and matrix order
 //
-// A binary model (OvO false) has Classes = [outer, inner] and Sides
-// matrices. A one-vs-one model has the C class labels in Classes, strictly
+// A binary model (OvO and Multiclass false) has two labels and Sides
+// matrices; it predicts Classes[0] when its decision score is > 0 (for
+// CPM, Classes = [outer, inner]). An all-together multiclass model
+// (Multiclass, as the Kesler-construction perceptrons) has the C labels in
+// Classes, strictly ascending, and Sides matrices whose columns or blobs
+// the learner lays out by class index. A one-vs-one model has the C class labels in Classes, strictly
 // ascending, and Sides matrices per unordered pair of classes, pair-major:
 // matrix p·Sides + s is side s of pair p, where pairs (i, j), i < j, index
 // into Classes and are numbered in lexicographic order (0,1), (0,2), …,

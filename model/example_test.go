@@ -41,6 +41,7 @@ func ExampleModel_ExportText() {
 	// seed: 42
 	// iterations: 20000
 	// ovo: false
+	// multiclass: false
 	// classes: -1 1
 	// param.assign: "entropy"
 	// param.epochs: "2"

@@ -67,6 +67,9 @@ func (m *Model) ExportText(w io.Writer) error {
 	kv("ovo")
 	b = strconv.AppendBool(b, m.OvO)
 	line()
+	kv("multiclass")
+	b = strconv.AppendBool(b, m.Multiclass)
+	line()
 	kv("classes")
 	for i, c := range m.Classes {
 		if i > 0 {

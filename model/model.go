@@ -36,9 +36,10 @@ type Model struct {
 	CostRatio  float64
 	Bias       float64 // value of the constant bias feature
 	Seed       uint64
-	Iterations int64     // SGD steps per polytope
-	Classes    []float32 // label map: binary: [outer, inner]; one-vs-one: all class labels ascending
-	OvO        bool
+	Iterations int64               // SGD steps per polytope
+	Classes    []float32           // label map: binary: [positive-score label, other]; OvO and Multiclass: all labels ascending
+	OvO        bool                // one-vs-one multiclass: Sides matrices per pair of classes
+	Multiclass bool                // all-together multiclass (Kesler): one score per class, Sides matrices in all
 	Params     map[string]string   // learner-specific extras; written in sorted key order (deterministic bytes)
 	Weights    []*sparsevec.Matrix // each D×K; binary: Sides matrices; OvO: one per (pair, side), pair-major
 	Counts     [][]uint64          // optional: per matrix, per face training assignment counts (nil or len(Weights) slices of len K)
@@ -62,7 +63,7 @@ func (m *Model) Matrices() int { return int(m.matrices()) }
 
 func (m *Model) matrices() int64 {
 	if !m.OvO {
-		return int64(m.Sides)
+		return int64(m.Sides) // binary and all-together multiclass
 	}
 	c := int64(len(m.Classes))
 	return int64(m.Sides) * (c * (c - 1) / 2)
@@ -73,8 +74,8 @@ func (m *Model) matrices() int64 {
 //
 //   - Learner: 1 to 64 bytes of ASCII letters, digits and ._+-
 //   - Sides is 1 or 2, 1 <= K <= 65536, 1 <= D <= 2^32, Iterations >= 0
-//   - Classes: finite; binary: two distinct labels; OvO: 2 to 65536
-//     labels, strictly ascending
+//   - Classes: finite; binary: two distinct labels; OvO and Multiclass:
+//     2 to 65536 labels, strictly ascending; not both OvO and Multiclass
 //   - Params: at most 4096; keys like Learner; values valid UTF-8 of at
 //     most 65536 bytes
 //   - len(Weights) == Matrices() (at most 2^24), every matrix non-nil and
@@ -121,7 +122,10 @@ func (m *Model) checkHeader(kind error) error {
 			return invalidf(kind, "class label %d is %v", i, c)
 		}
 	}
-	if !m.OvO {
+	if m.OvO && m.Multiclass {
+		return invalidf(kind, "model is both one-vs-one and all-together multiclass")
+	}
+	if !m.OvO && !m.Multiclass {
 		if len(m.Classes) != 2 {
 			return invalidf(kind, "binary model has %d class labels, want 2 ([outer, inner])", len(m.Classes))
 		}
@@ -130,11 +134,11 @@ func (m *Model) checkHeader(kind error) error {
 		}
 	} else {
 		if len(m.Classes) < 2 || len(m.Classes) > maxClasses {
-			return invalidf(kind, "one-vs-one model has %d class labels, want 2 to %d", len(m.Classes), maxClasses)
+			return invalidf(kind, "multiclass model has %d class labels, want 2 to %d", len(m.Classes), maxClasses)
 		}
 		for i := 1; i < len(m.Classes); i++ {
 			if m.Classes[i-1] >= m.Classes[i] {
-				return invalidf(kind, "one-vs-one class labels not strictly ascending at %d: %v then %v", i, m.Classes[i-1], m.Classes[i])
+				return invalidf(kind, "multiclass labels not strictly ascending at %d: %v then %v", i, m.Classes[i-1], m.Classes[i])
 			}
 		}
 	}

@@ -73,7 +73,13 @@ func testModels() map[string]*Model {
 			{Name: "sv", I64: []int64{0, 2, 3}, U32: []uint32{1, 7, 3}, F32: []float32{1, 2, 3}},
 		},
 	}
-	return map[string]*Model{"binary": bin, "double": double, "ovo": ovo, "kperceptron": kp}
+	multi := &Model{
+		Learner: "perceptron", Sides: 1, K: 3, D: 4,
+		Classes:    []float32{1, 2, 3},
+		Multiclass: true,
+		Weights:    []*sparsevec.Matrix{filled(rng, 4, 3)},
+	}
+	return map[string]*Model{"binary": bin, "double": double, "ovo": ovo, "kperceptron": kp, "multiclass": multi}
 }
 
 // diff returns "" if a and b are equal bit for bit (floats by their bits,
@@ -84,7 +90,7 @@ func diff(a, b *Model) string {
 	if a.Learner != b.Learner || a.Sides != b.Sides || a.K != b.K || a.D != b.D ||
 		f64(a.Lambda) != f64(b.Lambda) || f64(a.Entropy) != f64(b.Entropy) ||
 		f64(a.CostRatio) != f64(b.CostRatio) || f64(a.Bias) != f64(b.Bias) ||
-		a.Seed != b.Seed || a.Iterations != b.Iterations || a.OvO != b.OvO {
+		a.Seed != b.Seed || a.Iterations != b.Iterations || a.OvO != b.OvO || a.Multiclass != b.Multiclass {
 		return fmt.Sprintf("scalar fields differ:\n%+v\n%+v", *a, *b)
 	}
 	if d := diffF32("classes", a.Classes, b.Classes); d != "" {
@@ -364,6 +370,9 @@ func TestValidate(t *testing.T) {
 		{"NaN class", func(m *Model) { m.Classes[0] = float32(math.NaN()) }, "class label 0"},
 		{"ovo unsorted", func(m *Model) { m.OvO = true; m.Classes = []float32{1, -1} }, "ascending"},
 		{"ovo wrong count", func(m *Model) { m.OvO = true; m.Classes = []float32{1, 2, 3} }, "want 3"},
+		{"multiclass unsorted", func(m *Model) { m.Multiclass = true; m.Classes = []float32{2, 1, 3} }, "ascending"},
+		{"multiclass one label", func(m *Model) { m.Multiclass = true; m.Classes = []float32{2} }, "1 class labels"},
+		{"ovo and multiclass", func(m *Model) { m.OvO, m.Multiclass = true, true; m.Classes = []float32{1, 2} }, "both"},
 		{"bad param key", func(m *Model) { m.Params["a:b"] = "" }, "param key"},
 		{"bad param value", func(m *Model) { m.Params["a"] = "\xff" }, "UTF-8"},
 		{"missing matrix", func(m *Model) { m.Weights = nil }, "0 weight matrices, want 1"},

@@ -347,6 +347,7 @@ func (d *decoder) header() (header, error) {
 		return h, d.fail(ErrCorrupt, "unknown flag bits %#x", flags&^flagsKnown)
 	}
 	m.OvO = flags&flagOvO != 0
+	m.Multiclass = flags&flagMulti != 0
 	h.counts = flags&flagCounts != 0
 
 	// Each size is checked against its cap before it is converted to int.

@@ -16,7 +16,8 @@ const magic = "CPMMODEL"
 const (
 	flagOvO    = 1 << 0
 	flagCounts = 1 << 1
-	flagsKnown = flagOvO | flagCounts
+	flagMulti  = 1 << 2
+	flagsKnown = flagOvO | flagCounts | flagMulti
 )
 
 // chunkSize is the unit of buffered I/O: Write flushes about this many bytes
@@ -128,6 +129,9 @@ func encode(w io.Writer, m *Model) error {
 	}
 	if m.Counts != nil {
 		flags |= flagCounts
+	}
+	if m.Multiclass {
+		flags |= flagMulti
 	}
 	e.u32(flags)
 	e.u32(uint32(m.Sides))

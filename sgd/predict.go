@@ -26,6 +26,9 @@ func NewClassifier(m *model.Model) (*Classifier, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
+	if m.Multiclass {
+		return nil, fmt.Errorf("sgd: a CPM model cannot be all-together multiclass (use one-vs-one)")
+	}
 	c := &Classifier{m: m, raw: make([]float32, sparsevec.StrideFor(m.K))}
 	if m.OvO {
 		c.pairs = Pairs(len(m.Classes))
