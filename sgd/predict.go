@@ -103,3 +103,72 @@ func (c *Classifier) Predict(x sparsevec.Vector) (label float32, score float32, 
 	}
 	return c.m.Classes[best], float32(c.votes[best]), -1
 }
+
+// LinearClassifier predicts with a perceptron (binary or multiclass) or a
+// Polyceptron model. Like Classifier it holds scratch space: make one per
+// goroutine.
+type LinearClassifier struct {
+	m    *model.Model
+	l    *linear
+	poly bool
+}
+
+// NewLinearClassifier returns a classifier for m, a valid model of learner
+// "perceptron", "polyceptron-online" or "polyceptron-batch".
+func NewLinearClassifier(m *model.Model) (*LinearClassifier, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	c := &LinearClassifier{m: m}
+	switch m.Learner {
+	case "perceptron":
+		want := 1
+		if m.Multiclass {
+			want = len(m.Classes)
+		}
+		if m.K != want {
+			return nil, fmt.Errorf("sgd: perceptron model with %d labels has K = %d, want %d", len(m.Classes), m.K, want)
+		}
+	case "polyceptron-online", "polyceptron-batch":
+		if m.Multiclass {
+			return nil, fmt.Errorf("sgd: a Polyceptron model cannot be multiclass")
+		}
+		c.poly = true
+	default:
+		return nil, fmt.Errorf("sgd: model learner %q is not a linear or polyhedral perceptron", m.Learner)
+	}
+	if m.OvO || m.Sides != 1 {
+		return nil, fmt.Errorf("sgd: %s model must be single-sided and not one-vs-one", m.Learner)
+	}
+	lift, idx, err := parseLift(m)
+	if err != nil {
+		return nil, fmt.Errorf("sgd: %s model: %w", m.Learner, err)
+	}
+	c.l = viewLinear(m.Weights[0], float32(m.Bias), lift, idx)
+	return c, nil
+}
+
+// Predict returns the predicted label of x, its decision score and a face:
+//
+//   - binary perceptron: score w·x̃, label Classes[0] when it is > 0, face 0;
+//   - multiclass perceptron: face argmax_i f_i(x) (ties to the lowest
+//     class index), its label and its score;
+//   - Polyceptron: score h(x) = min_k w̃_k·x̃, label Classes[0] (inside)
+//     when h(x) > 0, face the argmin (ties to the lowest k).
+//
+// Features beyond the model's rows have zero weight. Predict does not
+// allocate once its lift scratch has grown to the longest row.
+func (c *LinearClassifier) Predict(x sparsevec.Vector) (label float32, score float32, face int) {
+	s := c.l.scores(c.l.prepare(x))
+	switch {
+	case c.poly:
+		face = minFace(s)
+	case c.m.Multiclass:
+		face = maxFaceExcept(s, -1)
+		return c.m.Classes[face], s[face], face
+	}
+	if s[face] > 0 {
+		return c.m.Classes[0], s[face], face
+	}
+	return c.m.Classes[1], s[face], face
+}

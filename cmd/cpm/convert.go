@@ -29,7 +29,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	labels := fs.String("idx-labels", "", "MNIST idx1 label `file`, e.g. train-labels-idx1-ubyte[.gz]")
 	digit := fs.String("digit", "", "one digit `D` in 0..9 against the rest: label D becomes +1, every other label -1 (default: keep the labels)")
 	out := fs.String("o", "", "output `file` (.zst, .gz, plain; - for standard output)")
-	inputs, err := convertParse(fs, args)
+	inputs, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
@@ -86,10 +86,11 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// convertParse parses args allowing flags after positional arguments
-// ("cpm convert in.libsvm -o out.zst"), which flag.Parse alone does not.
+// parseInterspersed parses args allowing flags after positional arguments
+// ("cpm convert in.libsvm -o out.zst", "cpm cv DATA -k 3"), which
+// flag.Parse alone does not.
 // Everything after "--" is positional.
-func convertParse(fs *flag.FlagSet, args []string) ([]string, error) {
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := parse(fs, args); err != nil {

@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
-	"github.com/polyhedral/cpm/sgd"
 )
 
 // evalResult accumulates the outcome of scoring a labelled data set.
@@ -43,14 +43,13 @@ func (r *evalResult) classIndex(y float32) int {
 // confusion matrix and face assignments; with scoresPath it writes one
 // line per row: "score face" (binary) or the predicted label (one-vs-one).
 func evaluate(ctx context.Context, m *model.Model, path, scoresPath string) (*evalResult, error) {
-	c, err := sgd.NewClassifier(m)
+	c, err := learner.NewPredictor(m)
 	if err != nil {
 		return nil, err
 	}
+	multi := learner.IsMulticlass(m)
 	ordered := slices.Clone(m.Classes)
-	if !m.OvO {
-		slices.Sort(ordered)
-	}
+	slices.Sort(ordered)
 	res := &evalResult{classes: ordered, faces: make([]int64, m.K)}
 	res.confusion = make([][]int64, len(ordered)+1)
 	for i := range res.confusion {
@@ -90,12 +89,12 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string) (*ev
 				res.wrong++
 			}
 			res.confusion[res.classIndex(y)][res.classIndex(pred)]++
-			if !m.OvO && y == m.Classes[0] {
+			if !multi && y == m.Classes[0] && face >= 0 && face < m.K {
 				res.faces[face]++
 			}
 			if out != nil {
 				line = line[:0]
-				if m.OvO {
+				if multi {
 					line = strconv.AppendFloat(line, float64(pred), 'g', -1, 32)
 				} else {
 					line = strconv.AppendFloat(line, float64(score), 'g', -1, 32)
@@ -201,7 +200,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	for _, v := range res.confusion[n] {
 		met.Unknown += v
 	}
-	if !m.OvO {
+	if hasFaces(m) {
 		met.FaceCounts = res.faces
 	}
 	return writeJSON(*jsonOut, met)
@@ -224,13 +223,30 @@ func printEval(w io.Writer, m *model.Model, res *evalResult) {
 	if n := len(res.classes); sum(res.confusion[n]) > 0 {
 		fmt.Fprintf(w, "rows with a label the model does not know: %d\n", sum(res.confusion[n]))
 	}
-	if !m.OvO {
-		fmt.Fprintf(w, "face assignment of rows labelled %v (outer polytope):", m.Classes[0])
+	if hasFaces(m) {
+		fmt.Fprintf(w, "face assignment of rows labelled %v (%s):", m.Classes[0], faceRule(m))
 		for _, c := range res.faces {
 			fmt.Fprintf(w, " %d", c)
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// hasFaces reports whether m is a binary model whose predictions name a
+// face (CPM, Polyceptron, perceptron).
+func hasFaces(m *model.Model) bool {
+	return !learner.IsMulticlass(m) && m.Learner != learner.KernelPerceptron
+}
+
+// faceRule says which face a row is assigned to.
+func faceRule(m *model.Model) string {
+	switch m.Learner {
+	case learner.CPM:
+		return "argmax face of the outer polytope"
+	case learner.PolyceptronOnline, learner.PolyceptronBatch:
+		return "argmin face, h = min"
+	}
+	return "face"
 }
 
 func sum(v []int64) int64 {

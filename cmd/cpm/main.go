@@ -42,6 +42,13 @@ usage:
   cpm export  -m MODEL [-o TEXT]                    readable text dump of a model
   cpm convert --idx-images F --idx-labels F [--digit D] -o OUT
                                                     MNIST idx files -> LIBSVM (.zst/.gz/plain)
+  cpm cv      [--learner NAME] [-r R] [-f F] [--scale01] DATA
+                                                    repeated stratified k-fold cross-validation
+  cpm gen     NAME [--rows N] [--seed S] -o OUT     synthetic data (polyceptron-d1, polyceptron-d2)
+  cpm bench   seeds [--data DIR]                    the seed papers' tables, side by side
+
+Learners (cpm train --learner NAME): cpm (default), perceptron, kperceptron,
+polyceptron-online, polyceptron-batch.
 
 Data files are LIBSVM text, plain or zstd/gzip/bzip2-compressed (detected
 from the content); "-" reads standard input. Run "cpm COMMAND -h" for flags.
@@ -71,6 +78,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runExport(rest, stdout, stderr)
 	case "convert":
 		err = runConvert(rest, stdout, stderr)
+	case "cv":
+		err = runCV(ctx, rest, stdout, stderr)
+	case "gen":
+		err = runGen(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, topUsage)
 		return 0

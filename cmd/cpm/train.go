@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
@@ -42,6 +43,7 @@ func (l *labelFlag) Set(s string) error {
 
 type trainMetrics struct {
 	Command        string            `json:"command"`
+	Learner        string            `json:"learner"`
 	Train          string            `json:"train"`
 	Test           string            `json:"test,omitempty"`
 	Model          string            `json:"model,omitempty"`
@@ -50,15 +52,20 @@ type trainMetrics struct {
 	Features       int               `json:"features,omitempty"`
 	LoadSeconds    float64           `json:"load_seconds"`
 	TrainSeconds   float64           `json:"train_seconds"`
-	Steps          int64             `json:"steps"`
-	StepsPerSecond float64           `json:"steps_per_second"`
+	Steps          int64             `json:"steps,omitempty"`
+	StepsPerSecond float64           `json:"steps_per_second,omitempty"`
+	Epochs         int               `json:"epochs,omitempty"`
+	Converged      bool              `json:"converged,omitempty"`
+	Mistakes       int               `json:"mistakes,omitempty"`
+	Support        int               `json:"support_rows,omitempty"`
+	Hyperplanes    int               `json:"hyperplanes,omitempty"`
 	TestSeconds    float64           `json:"test_seconds,omitempty"`
 	TestError      *float64          `json:"test_error,omitempty"`
 	K              int               `json:"k"`
-	Lambda         float64           `json:"lambda"`
-	Entropy        float64           `json:"entropy"`
+	Lambda         float64           `json:"lambda,omitempty"`
+	Entropy        float64           `json:"entropy,omitempty"`
 	Seed           uint64            `json:"seed"`
-	Polytopes      []polytopeMetrics `json:"polytopes"`
+	Polytopes      []polytopeMetrics `json:"polytopes,omitempty"`
 }
 
 type polytopeMetrics struct {
@@ -69,41 +76,25 @@ type polytopeMetrics struct {
 	ActiveFaces int     `json:"active_faces"`
 }
 
-const trainUsage = "cpm train -t TRAIN [-c TEST] -o MODEL [-k K] [-i T] [-C C | --lambda L] [--entropy H] [--double-sided | --ovo] [flags]"
+const trainUsage = "cpm train -t TRAIN [-c TEST] -o MODEL [--learner NAME] [-k K] [-i T] [-C C | --lambda L] [--entropy H] [--double-sided | --ovo] [flags]"
 
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", stderr, trainUsage)
 	var (
-		cfg        sgd.Config
-		outer      labelFlag
+		lf         = addLearnerFlags(fs)
 		inner      labelFlag
 		trainPath  = fs.String("t", "", "training data `file` (LIBSVM, plain/zstd/gzip/bzip2; - for stdin)")
 		testPath   = fs.String("c", "", "test data `file`: after training, score it and report the error")
 		modelOut   = fs.String("o", "", "write the model to `file` (atomically)")
 		modelIn    = fs.String("m", "", "without -t: load this model `file` and score -c TEST with it (as the authors' tool)")
-		scoresOut  = fs.String("s", "", "with -c: write one line per test row to `file` (score and face; the label with --ovo)")
+		scoresOut  = fs.String("s", "", "with -c: write one line per test row to `file` (score and face; the label for multiclass models)")
 		quiet      = fs.Bool("q", false, "quiet: no progress lines")
-		ovo        = fs.Bool("ovo", false, "one-vs-one multiclass: a binary CPM per pair of labels, majority vote")
-		stream     = fs.Bool("stream", false, "do not load the data into memory: repeated passes through a bounded shuffle buffer")
+		stream     = fs.Bool("stream", false, "cpm: do not load the data into memory: repeated passes through a bounded shuffle buffer")
 		buffer     = fs.Int("buffer", 1<<15, "with --stream: shuffle buffer size in `rows` (memory: about 2x the rows' nonzeros x 8 bytes)")
 		jsonOut    = fs.String("json", "", "write metrics as JSON to `file`")
 		cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of training to `file` (go tool pprof)")
-		iterations int64
 	)
-	fs.IntVar(&cfg.K, "k", 10, "number of faces per polytope")
-	fs.Int64Var(&iterations, "i", 10_000_000, "SGD steps `T` per polytope")
-	fs.Int64Var(&iterations, "iterations", 10_000_000, "same as -i")
-	fs.Float64Var(&cfg.C, "C", 1, "regularisation factor: lambda = 1/(C*T) unless --lambda is given")
-	fs.Float64Var(&cfg.Lambda, "lambda", 0, "L2 regularisation lambda (overrides -C)")
-	fs.Float64Var(&cfg.Entropy, "entropy", 0, "ASSIGN target assignment entropy h in nats (0 = plain argmax)")
-	fs.Float64Var(&cfg.CostRatio, "cost_ratio", 1, "weight of negative rows' hinge loss relative to positives'")
-	fs.Var(&outer, "outer_label", "label that lives outside the polytope (default: the larger label; +1 with --stream)")
 	fs.Var(&inner, "inner_label", "with --stream: the other label (default -1)")
-	fs.Uint64Var(&cfg.Seed, "seed", 1, "random seed: same data, flags and seed give a byte-identical model")
-	fs.BoolVar(&cfg.Reshuffle, "reshuffle", false, "draw a fresh permutation every epoch (default: one shuffled order repeated)")
-	fs.BoolVar(&cfg.DoubleSided, "double-sided", false, "train two polytopes (one per class inside) and score f_outer - f_inner")
-	fs.IntVar(&cfg.Workers, "workers", 0, "polytopes trained at once (default GOMAXPROCS)")
-	fs.Float64Var(&cfg.Bias, "bias", 1, "value of the constant bias feature")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -128,19 +119,15 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *scoresOut != "" && *testPath == "" {
 		return usagef("-s needs -c TEST")
 	}
-	if *ovo && *stream {
-		return usagef("--ovo needs the data in memory; drop --stream")
+	spec, err := lf.build()
+	if err != nil {
+		return err
 	}
-	if cfg.Bias == 0 {
-		cfg.NoBias = true
-	}
-	cfg.Iterations = iterations
-	var outerPtr *float32
-	if outer.set {
-		outerPtr = &outer.v
+	if *stream && (spec.Name != learner.CPM || spec.OvO) {
+		return usagef("--stream is for binary cpm training; %s needs the data in memory", lf.describe())
 	}
 	if !*quiet {
-		cfg.Progress = progressPrinter(stderr)
+		spec.CPM.Progress = progressPrinter(stderr)
 	}
 
 	if *cpuProfile != "" {
@@ -150,15 +137,15 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer stopProfile()
 	}
-	met := trainMetrics{Command: "train", Train: *trainPath, Test: *testPath, Model: *modelOut}
+	met := trainMetrics{Command: "train", Learner: spec.Name, Train: *trainPath, Test: *testPath, Model: *modelOut, Seed: lf.seed}
 	var (
 		m   *model.Model
-		rep *sgd.Report
+		rep *learner.Report
 	)
 	if *stream {
 		classes := [2]float32{1, -1}
-		if outer.set {
-			classes[0] = outer.v
+		if spec.Label != nil {
+			classes[0] = *spec.Label
 		}
 		if inner.set {
 			classes[1] = inner.v
@@ -167,11 +154,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("outer and inner labels are both %v", classes[0])
 		}
 		open := func() (sgd.Blocks, error) { return reader.NewStream(*trainPath, 4096) }
-		var err error
-		m, rep, err = sgd.TrainStream(ctx, cfg, open, *buffer, classes)
+		var r *sgd.Report
+		m, r, err = sgd.TrainStream(ctx, spec.CPM, open, *buffer, classes)
 		if err != nil {
 			return err
 		}
+		rep = &learner.Report{Learner: learner.CPM, Seconds: r.Seconds, CPM: r, Hyperplanes: len(m.Weights) * m.K}
 	} else {
 		start := time.Now()
 		data, err := reader.Load(*trainPath)
@@ -184,23 +172,29 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprintf(stderr, "loaded %s: %d rows, %d nonzeros, %d features in %.2fs\n",
 				*trainPath, data.Rows(), data.NNZ(), met.Features, met.LoadSeconds)
 		}
-		if *ovo {
-			m, rep, err = sgd.TrainOvO(ctx, cfg, data)
-		} else {
-			m, rep, err = sgd.Train(ctx, cfg, data, outerPtr)
-		}
+		m, rep, err = learner.Train(ctx, spec, data)
 		if err != nil {
 			return err
 		}
 	}
-	met.TrainSeconds, met.Steps, met.StepsPerSecond = rep.Seconds, rep.Steps, rep.StepsPerSecond
-	met.K, met.Lambda, met.Entropy, met.Seed = m.K, m.Lambda, m.Entropy, m.Seed
-	for _, p := range rep.Polytopes {
-		met.Polytopes = append(met.Polytopes, polytopeMetrics{Task: p.Task, Steps: p.Steps, Entropy: p.Entropy, FaceCounts: p.Counts, ActiveFaces: active(p.Counts)})
-	}
-	if !*quiet {
-		fmt.Fprintf(stderr, "trained %d polytope(s), %d steps in %.2fs (%.2fM steps/s)\n",
-			len(rep.Polytopes), rep.Steps, rep.Seconds, rep.StepsPerSecond/1e6)
+	met.TrainSeconds, met.Epochs, met.Converged, met.Mistakes = rep.Seconds, rep.Epochs, rep.Converged, rep.Mistakes
+	met.Support, met.Hyperplanes = rep.Support, rep.Hyperplanes
+	met.K, met.Lambda, met.Entropy = m.K, m.Lambda, m.Entropy
+	if r := rep.CPM; r != nil {
+		met.TrainSeconds, met.Steps, met.StepsPerSecond = r.Seconds, r.Steps, r.StepsPerSecond
+		for _, p := range r.Polytopes {
+			met.Polytopes = append(met.Polytopes, polytopeMetrics{Task: p.Task, Steps: p.Steps, Entropy: p.Entropy, FaceCounts: p.Counts, ActiveFaces: active(p.Counts)})
+		}
+		if !*quiet {
+			fmt.Fprintf(stderr, "trained %d polytope(s), %d steps in %.2fs (%.2fM steps/s)\n",
+				len(r.Polytopes), r.Steps, r.Seconds, r.StepsPerSecond/1e6)
+		}
+	} else if !*quiet {
+		fmt.Fprintf(stderr, "trained %s: %d passes/iterations, %d updates, converged %v", lf.describe(), rep.Epochs, rep.Mistakes, rep.Converged)
+		if spec.Name == learner.KernelPerceptron {
+			fmt.Fprintf(stderr, ", %d support rows", rep.Support)
+		}
+		fmt.Fprintf(stderr, " in %.3fs\n", rep.Seconds)
 	}
 	if *modelOut != "" {
 		if err := model.Save(*modelOut, m); err != nil {

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/polyhedral/cpm/cv"
+	"github.com/polyhedral/cpm/reader"
+)
+
+const cvUsage = "cpm cv [--learner NAME] [learner flags] [-r REPS] [-f FOLDS] [--scale01] [--seed S] [--json FILE] DATA"
+
+// cvMetrics is the JSON report of cpm cv: the harness's figures plus what
+// was run.
+type cvMetrics struct {
+	Command string `json:"command"`
+	Learner string `json:"learner"`
+	Data    string `json:"data"`
+	Scale01 bool   `json:"scale01"`
+	Seed    uint64 `json:"seed"`
+	*cv.Result
+}
+
+func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("cv", stderr, cvUsage)
+	var (
+		lf      = addLearnerFlags(fs)
+		reps    = fs.Int("r", 10, "repetitions of k-fold cross-validation")
+		folds   = fs.Int("f", 10, "folds per repetition (stratified by label)")
+		scale01 = fs.Bool("scale01", false, "min-max scale every feature to [0,1], fitted on the training folds only")
+		workers = fs.Int("cv-workers", 0, "folds trained at once (default GOMAXPROCS)")
+		jsonOut = fs.String("json", "", "write the results as JSON to `file` (- for stdout)")
+		quiet   = fs.Bool("q", false, "quiet: no progress line")
+	)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want exactly one data file, got %d arguments", len(pos))
+	}
+	spec, err := lf.build()
+	if err != nil {
+		return err
+	}
+	if *reps < 1 || *folds < 2 {
+		return usagef("-r %d -f %d: want at least 1 repetition and 2 folds", *reps, *folds)
+	}
+	path := pos[0]
+	data, err := reader.Load(path)
+	if err != nil {
+		return err
+	}
+	cfg := cv.Config{Reps: *reps, Folds: *folds, Scale01: *scale01, Seed: lf.seed, Workers: *workers}
+	if !*quiet {
+		var mu sync.Mutex
+		start := time.Now()
+		cfg.Progress = func(done, total int) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(stderr, "\rcv %s: %d/%d fits, %.1fs", lf.describe(), done, total, time.Since(start).Seconds())
+			if done == total {
+				fmt.Fprintln(stderr)
+			}
+		}
+	}
+	res, err := cv.Run(ctx, cfg, data, spec.Fit())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s on %s (%d rows), %d x %d-fold CV%s\n", lf.describe(), path, res.Rows, res.Reps, res.Folds, map[bool]string{true: ", features scaled to [0,1]"}[*scale01])
+	fmt.Fprintf(stdout, "  accuracy    %6.2f ± %.2f %%   (std over repetitions)\n", res.AccuracyMean, res.AccuracyStd)
+	fmt.Fprintf(stdout, "  test error  %6.2f ± %.2f %%   (std over folds)\n", res.ErrorMean, res.FoldErrorStd)
+	fmt.Fprintf(stdout, "  train error %6.2f ± %.2f %%   (std over folds)\n", res.TrainErrorMean, res.FoldTrainErrorStd)
+	fmt.Fprintf(stdout, "  train time  %.4f ± %.4f s per fit\n", res.TrainSecondsMean, res.TrainSecondsStd)
+	fmt.Fprintf(stdout, "  hyperplanes %.2f ± %.2f\n", res.HyperplanesMean, res.HyperplanesStd)
+	fmt.Fprintf(stdout, "  wall time   %.2fs\n", res.Seconds)
+	if *jsonOut != "" {
+		return writeJSON(*jsonOut, cvMetrics{Command: "cv", Learner: spec.Name, Data: path, Scale01: *scale01, Seed: lf.seed, Result: res})
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/polyhedral/cpm/learner"
+	"github.com/polyhedral/cpm/sgd"
+)
+
+// learnerFlags are the flags that choose and configure a learner, shared
+// by train and cv.
+type learnerFlags struct {
+	name       string
+	spec       learner.Spec
+	label      labelFlag
+	iterations int64
+	k          int
+	seed       uint64
+	bias       float64
+	epochs     int
+	kernel     string
+	lift       string
+	step       float64
+	gamma      float64
+}
+
+func addLearnerFlags(fs *flag.FlagSet) *learnerFlags {
+	l := &learnerFlags{}
+	s := &l.spec
+	fs.StringVar(&l.name, "learner", learner.CPM, "learner: "+strings.Join(learner.Names(), ", "))
+	fs.IntVar(&l.k, "k", 0, "cpm: faces per polytope (default 10); polyceptron: hyperplanes K (default 2)")
+	fs.Uint64Var(&l.seed, "seed", 1, "random seed: same data, flags and seed give a byte-identical model")
+	fs.Float64Var(&l.bias, "bias", 1, "value of the constant bias feature (0: no bias)")
+	fs.Var(&l.label, "outer_label", "binary data: cpm's label outside the polytope; perceptron's label for a positive score; polyceptron's label inside (default: the larger label)")
+	fs.Var(&l.label, "positive_label", "same as --outer_label")
+
+	// CPM.
+	fs.Int64Var(&l.iterations, "i", 10_000_000, "cpm: SGD steps `T` per polytope")
+	fs.Int64Var(&l.iterations, "iterations", 10_000_000, "same as -i")
+	fs.Float64Var(&s.CPM.C, "C", 1, "cpm: regularisation factor: lambda = 1/(C*T) unless --lambda is given")
+	fs.Float64Var(&s.CPM.Lambda, "lambda", 0, "cpm: L2 regularisation lambda (overrides -C)")
+	fs.Float64Var(&s.CPM.Entropy, "entropy", 0, "cpm: ASSIGN target assignment entropy h in nats (0 = plain argmax)")
+	fs.Float64Var(&s.CPM.CostRatio, "cost_ratio", 1, "cpm: weight of negative rows' hinge loss relative to positives'")
+	fs.BoolVar(&s.CPM.Reshuffle, "reshuffle", false, "cpm: draw a fresh permutation every epoch (default: one shuffled order repeated)")
+	fs.BoolVar(&s.CPM.DoubleSided, "double-sided", false, "cpm: train two polytopes (one per class inside) and score f_outer - f_inner")
+	fs.BoolVar(&s.OvO, "ovo", false, "cpm: one-vs-one multiclass: a binary CPM per pair of labels, majority vote")
+	fs.IntVar(&s.CPM.Workers, "workers", 0, "cpm: polytopes trained at once (default GOMAXPROCS)")
+
+	// Perceptron family.
+	fs.IntVar(&l.epochs, "epochs", 0, "perceptron, kperceptron, polyceptron-online: maximum passes over the data (default 100)")
+	fs.StringVar(&l.lift, "lift", "none", "perceptron, polyceptron: feature map: none, or quadratic (appends ||x||^2 as one extra feature)")
+	fs.StringVar(&l.kernel, "kernel", "linear", "kperceptron: kernel: linear, poly ((x.y + coef0)^degree), rbf (exp(-||x-y||^2/(2 sigma^2)))")
+	fs.IntVar(&s.Kernel.Kernel.Degree, "degree", 0, "kperceptron: polynomial degree p (default 2)")
+	fs.Float64Var(&s.Kernel.Kernel.Coef0, "coef0", 0, "kperceptron: polynomial offset c (0: the paper's (x.y)^p)")
+	fs.Float64Var(&s.Kernel.Kernel.Sigma, "sigma", 0, "kperceptron: RBF width sigma (default 1)")
+	fs.IntVar(&s.Kernel.CacheMB, "cache-mb", 0, "kperceptron: kernel-row cache bound in MiB (default 256)")
+	fs.Float64Var(&l.step, "step", 0, "polyceptron: step size eta (default 0.1 batch, 1 online)")
+	fs.Float64Var(&l.gamma, "gamma", 0, "polyceptron-batch: stop when the summed gradient norm falls below gamma (default 50)")
+	fs.IntVar(&s.Polyceptron.MaxIter, "max-iter", 0, "polyceptron-batch: maximum iterations (default 1000)")
+	fs.IntVar(&s.Polyceptron.Restarts, "restarts", 0, "polyceptron-batch: seeded initialisations; the smallest final criterion is kept (default 1)")
+	return l
+}
+
+// build returns the learner spec the flags describe, or a usage error.
+func (l *learnerFlags) build() (learner.Spec, error) {
+	if !learner.Known(l.name) {
+		return learner.Spec{}, usagef("unknown learner %q (want one of %s)", l.name, strings.Join(learner.Names(), ", "))
+	}
+	s := l.spec
+	s.Name = l.name
+	if l.label.set {
+		v := l.label.v
+		s.Label = &v
+	}
+	if l.name != learner.CPM && s.OvO {
+		return s, usagef("--ovo is for the cpm learner; %s trains its own multiclass form", l.name)
+	}
+	// CPM.
+	s.CPM.K = l.k
+	s.CPM.Iterations = l.iterations
+	s.CPM.Bias = l.bias
+	s.CPM.NoBias = l.bias == 0
+	// Perceptron family.
+	lift, err := sgd.ParseLift(l.lift)
+	if err != nil {
+		return s, usageError{err}
+	}
+	kind, err := sgd.ParseKernelKind(l.kernel)
+	if err != nil {
+		return s, usageError{err}
+	}
+	if l.epochs < 0 {
+		return s, usagef("--epochs %d: want >= 1", l.epochs)
+	}
+	s.Perceptron.Epochs, s.Perceptron.Lift = l.epochs, lift
+	s.Perceptron.Bias, s.Perceptron.NoBias = l.bias, l.bias == 0
+	s.Kernel.Epochs, s.Kernel.Kernel.Kind = l.epochs, kind
+	s.Polyceptron.K, s.Polyceptron.Epochs, s.Polyceptron.Lift = l.k, l.epochs, lift
+	s.Polyceptron.Step, s.Polyceptron.Gamma = l.step, l.gamma
+	s.Polyceptron.Bias, s.Polyceptron.NoBias = l.bias, l.bias == 0
+	if l.name == learner.KernelPerceptron && lift != sgd.NoLift {
+		return s, usagef("--lift is for linear learners; the kernel perceptron has --kernel")
+	}
+	return s.WithSeed(l.seed), nil
+}
+
+// describe returns a short description of the learner for log lines.
+func (l *learnerFlags) describe() string {
+	switch l.name {
+	case learner.KernelPerceptron:
+		return fmt.Sprintf("%s (%s kernel)", l.name, l.kernel)
+	case learner.Perceptron, learner.PolyceptronOnline, learner.PolyceptronBatch:
+		if l.lift != "none" {
+			return fmt.Sprintf("%s (%s lift)", l.name, l.lift)
+		}
+	}
+	return l.name
+}

@@ -1,0 +1,215 @@
+// Package learner gives every learner of the cpm tool one face: train by
+// name (Train), predict with any saved model (NewPredictor), and plug into
+// cross-validation (Spec.Fit). The algorithms live in package sgd; this
+// package only maps names, label conventions and seeds onto them.
+//
+// Label conventions differ between the papers and are kept: CPM puts its
+// outer label outside the polytope (f = max_k W_k x > 0), the Polyceptron
+// puts the positive class inside (h = min_k w_k·x > 0), perceptrons predict
+// the positive label for a positive score. Every predictor returns the
+// label itself, so predict and eval report labels the same way for all.
+package learner
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/polyhedral/cpm/cv"
+	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/sgd"
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// Learner names, as accepted by `cpm train --learner` and stored in model
+// files.
+const (
+	CPM               = "cpm"
+	Perceptron        = "perceptron"
+	KernelPerceptron  = "kperceptron"
+	PolyceptronOnline = "polyceptron-online"
+	PolyceptronBatch  = "polyceptron-batch"
+)
+
+// Names returns the learner names in the order the CLI lists them.
+func Names() []string {
+	return []string{CPM, Perceptron, KernelPerceptron, PolyceptronOnline, PolyceptronBatch}
+}
+
+// Spec names a learner and holds the configuration of every learner; only
+// the one of Name is used. The zero value trains a binary CPM with its
+// defaults.
+type Spec struct {
+	Name string // one of Names(); "" means CPM
+
+	CPM         sgd.Config
+	OvO         bool // CPM: one-vs-one multiclass
+	Perceptron  sgd.PerceptronConfig
+	Kernel      sgd.KernelConfig
+	Polyceptron sgd.PolyceptronConfig
+
+	// Label, if set, picks the distinguished label of binary data: CPM's
+	// outer label, the perceptrons' positive label, the Polyceptron's
+	// inside label. By default it is the larger label.
+	Label *float32
+}
+
+// Report summarises a training run for logs and metrics.
+type Report struct {
+	Learner     string
+	Seconds     float64
+	Epochs      int  // passes or iterations run (online and batch learners)
+	Converged   bool // the learner's own stopping rule fired before its limit
+	Mistakes    int  // updates made (online learners)
+	Hyperplanes int  // hyperplanes of the model (0 for the kernel perceptron)
+	Support     int  // kernel perceptron: support rows kept
+	TrainError  float64
+	CPM         *sgd.Report // the CPM trainer's own report
+}
+
+// WithSeed returns s with every learner's seed set to seed.
+func (s Spec) WithSeed(seed uint64) Spec {
+	s.CPM.Seed, s.Perceptron.Seed, s.Kernel.Seed, s.Polyceptron.Seed = seed, seed, seed, seed
+	return s
+}
+
+func (s Spec) name() string {
+	if s.Name == "" {
+		return CPM
+	}
+	return s.Name
+}
+
+// Train trains the learner s names on in-memory data. Data with more than
+// two labels trains the multiclass form (CPM one-vs-one only with OvO; the
+// perceptrons' all-together form); the Polyceptron refuses it.
+func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Report, error) {
+	start := time.Now()
+	rep := &Report{Learner: s.name()}
+	var m *model.Model
+	switch s.name() {
+	case CPM:
+		var (
+			r   *sgd.Report
+			err error
+		)
+		if s.OvO {
+			if s.Label != nil {
+				return nil, nil, fmt.Errorf("learner: an outer label does not apply to one-vs-one training")
+			}
+			m, r, err = sgd.TrainOvO(ctx, s.CPM, data)
+		} else {
+			m, r, err = sgd.Train(ctx, s.CPM, data, s.Label)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		rep.CPM = r
+		rep.Hyperplanes = len(m.Weights) * m.K
+	case Perceptron:
+		cfg := s.Perceptron
+		cfg.Positive = s.Label
+		p, r, err := sgd.TrainPerceptron(ctx, cfg, data)
+		if err != nil {
+			return nil, nil, err
+		}
+		m = p.Model()
+		rep.Epochs, rep.Converged, rep.Mistakes = r.Epochs, r.Converged, r.TotalMistakes()
+		rep.Hyperplanes = m.K
+	case KernelPerceptron:
+		if s.Label != nil {
+			return nil, nil, fmt.Errorf("learner: the kernel perceptron predicts the larger label for a positive score; a positive label cannot be chosen")
+		}
+		p, r, err := sgd.TrainKernelPerceptron(ctx, s.Kernel, data)
+		if err != nil {
+			return nil, nil, err
+		}
+		m = p.Model()
+		rep.Epochs, rep.Converged, rep.Support = r.Epochs, r.Converged, r.Support
+		for _, n := range r.Mistakes {
+			rep.Mistakes += n
+		}
+	case PolyceptronOnline, PolyceptronBatch:
+		cfg := s.Polyceptron
+		cfg.Inside = s.Label
+		train := sgd.TrainPolyceptronBatch
+		if s.name() == PolyceptronOnline {
+			train = sgd.TrainPolyceptronOnline
+		}
+		p, r, err := train(ctx, cfg, data)
+		if err != nil {
+			return nil, nil, err
+		}
+		m = p.Model()
+		rep.Epochs, rep.Converged, rep.TrainError = r.Epochs, r.Converged, r.TrainError
+		for _, n := range r.Mistakes {
+			rep.Mistakes += n
+		}
+		rep.Hyperplanes = m.K
+	default:
+		return nil, nil, fmt.Errorf("learner: unknown learner %q (want one of %v)", s.Name, Names())
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return m, rep, nil
+}
+
+// Predictor predicts one row with a trained model: its label, a decision
+// score and a face (or class) index, -1 when the learner has none.
+// Predictors hold scratch space: one per goroutine.
+type Predictor interface {
+	Predict(x sparsevec.Vector) (label, score float32, face int)
+}
+
+// NewPredictor returns a predictor for any valid model file.
+func NewPredictor(m *model.Model) (Predictor, error) {
+	switch m.Learner {
+	case CPM:
+		return sgd.NewClassifier(m)
+	case Perceptron, PolyceptronOnline, PolyceptronBatch:
+		return sgd.NewLinearClassifier(m)
+	case KernelPerceptron:
+		p, err := sgd.KernelPerceptronFromModel(m)
+		if err != nil {
+			return nil, err
+		}
+		return kernelPredictor{p.NewKernelPredictor()}, nil
+	}
+	return nil, fmt.Errorf("learner: model of unknown learner %q (this build knows %v)", m.Learner, Names())
+}
+
+type kernelPredictor struct{ p *sgd.KernelPredictor }
+
+func (k kernelPredictor) Predict(x sparsevec.Vector) (float32, float32, int) {
+	l, s := k.p.Predict(x)
+	return l, s, -1
+}
+
+// Fit returns a cross-validation fit function training s with each fold's
+// seed.
+func (s Spec) Fit() cv.Fit {
+	return func(ctx context.Context, train *sparsevec.CSR, seed uint64) (cv.Predictor, cv.FitInfo, error) {
+		m, rep, err := Train(ctx, s.WithSeed(seed), train)
+		if err != nil {
+			return nil, cv.FitInfo{}, err
+		}
+		p, err := NewPredictor(m)
+		if err != nil {
+			return nil, cv.FitInfo{}, err
+		}
+		return labelOnly{p}, cv.FitInfo{Hyperplanes: float64(rep.Hyperplanes)}, nil
+	}
+}
+
+type labelOnly struct{ p Predictor }
+
+func (l labelOnly) Predict(x sparsevec.Vector) float32 {
+	y, _, _ := l.p.Predict(x)
+	return y
+}
+
+// IsMulticlass reports whether m predicts more than two labels.
+func IsMulticlass(m *model.Model) bool { return m.OvO || m.Multiclass }
+
+// Known reports whether name is a learner name.
+func Known(name string) bool { return slices.Contains(Names(), name) }

@@ -1,0 +1,862 @@
+package sgd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// kernelStream is the PCG stream of the kernel perceptron's epoch order
+// ("kern").
+const kernelStream = 0x6b65726e
+
+// Defaults of KernelConfig.
+const (
+	defaultKernelEpochs  = 100
+	defaultKernelCacheMB = 256
+)
+
+// Limits on the training problem (see newKernelTrainer).
+const (
+	kernelMaxClasses = 1 << 16
+	kernelMaxCells   = 1 << 31
+)
+
+// kernelLearner is the Learner name of kernel perceptron model files.
+const kernelLearner = "kperceptron"
+
+// errKernel prefixes every error of this file.
+const errKernel = "sgd: kernel perceptron: "
+
+// KernelConfig holds the hyperparameters of kernel perceptron training.
+// The zero value is usable: every field documents its default.
+type KernelConfig struct {
+	// Kernel is the kernel function; the zero value is the linear kernel.
+	Kernel Kernel
+	// Epochs is the maximum number of passes over the data (the paper's
+	// "iterations"); training stops earlier after a pass without a
+	// mistake. If 0, it defaults to 100.
+	Epochs int
+	// CacheMB bounds the kernel-row cache in MiB (2^20 bytes). A kernel
+	// row holds 8 bytes per training row; at least one row is always held.
+	// It changes only the speed, never the result. If 0, it defaults to
+	// 256.
+	CacheMB int
+	// Seed seeds the row order of every epoch (a PCG on (Seed, a fixed
+	// stream)). The same data, config and seed give an identical model.
+	Seed uint64
+}
+
+// withDefaults returns c with defaults filled in and the kernel resolved,
+// or an error if a field is out of range.
+func (c KernelConfig) withDefaults() (KernelConfig, error) {
+	if c.Epochs == 0 {
+		c.Epochs = defaultKernelEpochs
+	}
+	if c.CacheMB == 0 {
+		c.CacheMB = defaultKernelCacheMB
+	}
+	switch {
+	case c.Epochs < 0:
+		return c, fmt.Errorf("Epochs = %d, want >= 0 (0 means %d)", c.Epochs, defaultKernelEpochs)
+	case c.CacheMB < 0:
+		return c, fmt.Errorf("CacheMB = %d, want >= 0 (0 means %d)", c.CacheMB, defaultKernelCacheMB)
+	}
+	k, err := c.Kernel.withDefaults()
+	if err != nil {
+		return c, err
+	}
+	c.Kernel = k
+	return c, nil
+}
+
+// KernelPerceptron is a binary or all-together multiclass kernel
+// perceptron: Jianhua Xu and Xuegong Zhang, "A Multiclass Kernel
+// Perceptron Algorithm", section III (the binary rule is their refs. [13],
+// [14]; the multiclass one combines it with Kesler's construction, Duda,
+// Hart and Stork, Pattern Classification, 2nd ed.).
+//
+// Binary (eq. 6-9), with y = +1 for Classes[0] and y = −1 for Classes[1]:
+//
+//	f(x) = Σ_m α_m k(x_m, x) + β,   predict Classes[0] iff f(x) > 0.
+//
+// A training row q is a mistake if y_q f(x_q) <= 0; then
+//
+//	α_q ← α_q + y_q,   β ← β + y_q.
+//
+// Multiclass (eq. 10-11, Kesler's construction of eq. 5):
+//
+//	f_i(x) = Σ_m α_m^i k(x_m, x) + β_i,   predict argmax_i f_i(x),
+//
+// ties to the lowest class index. Row q of true class i is a mistake if
+// f_i(x_q) <= f_j(x_q) for some j ≠ i; then, with j = argmax_{j≠i} f_j(x_q)
+// (ties to the lowest index),
+//
+//	α_q^i ← α_q^i + 1, β_i ← β_i + 1,   α_q^j ← α_q^j − 1, β_j ← β_j − 1.
+//
+// Kernels: see KernelKind (eq. 7 and 8).
+//
+// Deviation from the paper. Eq. 9 is printed as α_i ← α_i + y_q k(x_i, x_q)
+// for every i, and eq. 11 likewise. Taken literally that changes every
+// coefficient on every mistake: it is the perceptron in the feature space
+// of the kernel k² (f gains y_q Σ_i k(x_i,x_q) k(x_i,x)), and it contradicts
+// the paper's own derivation from the linear rule (eq. 3 and 5), whose dual
+// form, w = Σ_m α_m φ(x_m), changes only the coefficient of the mistaken
+// row. We implement the dual form above: with the linear kernel it makes
+// exactly the decisions of the primal perceptron of eq. 3.
+//
+// Training (TrainKernelPerceptron) visits the rows of each epoch in a fresh
+// seeded permutation and stops after an epoch without a mistake or after
+// KernelConfig.Epochs epochs (the paper's "maximal iterations"); the last
+// coefficients are the model. The paper starts from arbitrary initial
+// values; we start from α = 0, β = 0, so the first row visited is always a
+// mistake.
+//
+// Only rows whose coefficients were ever updated are kept, as SV, in the
+// order of the training data. Their coefficients are integers; they are
+// stored as float32, which is exact below 2^24 updates per row.
+//
+// # Model file
+//
+// Model and KernelPerceptronFromModel use the shared model file
+// (package model) with:
+//
+//	Learner     "kperceptron"
+//	Sides 1, D 1, K = nc (1 binary, len(Classes) multiclass)
+//	Multiclass  as the field; Classes as the field
+//	Weights     one 1×nc matrix whose row 0 holds β (Beta)
+//	Params      "kernel": "linear", "poly" or "rbf";
+//	            "degree": p (decimal integer), "coef0": c, "sigma": σ
+//	            (strconv 'g', shortest), defaults resolved
+//	Extra       "alpha":     F32 = Alpha (nSV·nc, row-major)
+//	            "sv":        the support rows in CSR form: I64 = row
+//	                         pointers (nSV+1, from 0), U32 = indices,
+//	                         F32 = values
+//	            "sv.labels": F32 = the support rows' labels
+//
+// Other model fields are zero.
+type KernelPerceptron struct {
+	Kernel     Kernel
+	Multiclass bool           // false: binary eq. 6-9; true: all-together multiclass eq. 10-11
+	Classes    []float32      // binary: [label predicted when f(x) > 0, the other] = [larger label, smaller label]; multiclass: all labels ascending
+	SV         *sparsevec.CSR // support rows: training rows whose coefficients were ever updated, in training-data order, with their true labels
+	Alpha      []float32      // len SV.Rows()*nc, row-major: Alpha[s*nc+i]; nc = 1 (binary) or len(Classes)
+	Beta       []float32      // len nc: thresholds β (binary: β; multiclass: β_i)
+}
+
+// KernelReport summarises a kernel perceptron training run.
+type KernelReport struct {
+	Epochs      int   // passes run
+	Mistakes    []int // mistakes per epoch
+	Converged   bool  // an epoch made no mistake
+	Support     int   // support rows kept
+	Seconds     float64
+	KernelEvals int64 // kernel evaluations computed (not served from cache)
+}
+
+// TrainKernelPerceptron trains a kernel perceptron on data: binary if data
+// has 2 distinct labels (Classes = [larger, smaller]), all-together
+// multiclass if it has more. See KernelPerceptron for the algorithm.
+//
+// Besides the kernel-row cache (KernelConfig.CacheMB) training holds, per
+// training row and class, the current decision value (8 bytes) and the
+// coefficient (4 bytes). A row visit costs O(nc); a mistake costs one
+// kernel row (n kernel evaluations on a cache miss) and O(n) additions.
+//
+// Bad input is an error, never a panic: no rows, fewer than 2 distinct
+// labels, more than 2^16 labels or 2^31 rows × classes, non-finite labels
+// or values, inconsistent row pointers,
+// indices not strictly ascending within a row, bad kernel parameters, a
+// kernel value that overflows. Training polls ctx every 1024 row visits and
+// every 2^18 kernel evaluations, and stops with an error wrapping
+// ctx.Err().
+func TrainKernelPerceptron(ctx context.Context, cfg KernelConfig, data *sparsevec.CSR) (*KernelPerceptron, *KernelReport, error) {
+	start := time.Now()
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, nil, fmt.Errorf(errKernel+"%w", err)
+	}
+	t, err := newKernelTrainer(cfg, data, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf(errKernel+"%w", err)
+	}
+	rep, err := t.run(ctx, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf(errKernel+"%w", err)
+	}
+	p := t.result(cfg.Kernel)
+	rep.Support = p.SV.Rows()
+	rep.Seconds = time.Since(start).Seconds()
+	return p, rep, nil
+}
+
+// kernelTrainer is the training state. The decision values are kept up to
+// date for every training row, so visiting a row is O(nc) and a mistake is
+// one kernel row added into one or two columns.
+type kernelTrainer struct {
+	data    *sparsevec.CSR
+	kf      kernelFn
+	n, nc   int
+	classes []float32 // as KernelPerceptron.Classes
+	cls     []int32   // class index of each row (binary: 0 is y = +1)
+	sq      []float64 // ‖x_q‖² of each row
+	// f is column-major: f[i*n+q] = Σ_m α_m^i k(x_m, x_q), without β, so
+	// a mistake adds a kernel row into contiguous columns.
+	f     []float64
+	beta  []float64
+	alpha []int32 // row-major: alpha[q*nc+i]
+	cache kernelCache
+	evals int64
+	err   error // sticky: a kernel value or decision value went non-finite
+}
+
+// newKernelTrainer checks data and sets up training; cacheRows, if > 0,
+// overrides the cache size derived from cfg.CacheMB (for tests). cfg must
+// have been completed by withDefaults.
+func newKernelTrainer(cfg KernelConfig, data *sparsevec.CSR, cacheRows int) (*kernelTrainer, error) {
+	if data == nil || data.Rows() == 0 {
+		return nil, errors.New("no training rows")
+	}
+	n := data.Rows()
+	if n > math.MaxInt32 {
+		return nil, fmt.Errorf("%d training rows, more than %d", n, math.MaxInt32)
+	}
+	for q, y := range data.Labels {
+		if !kernelFinite(y) {
+			return nil, fmt.Errorf("row %d: label is %v", q, y)
+		}
+	}
+	if err := checkKernelRows(data); err != nil {
+		return nil, err
+	}
+	labels := Labels(data)
+	if len(labels) < 2 {
+		return nil, fmt.Errorf("the data has %d distinct label (%v), want at least 2", len(labels), labels)
+	}
+	// The model file holds at most 2^16 classes; the n×nc decision values
+	// and coefficients take 12 bytes each. Both limits catch, before any
+	// large allocation, regression targets given as labels.
+	if len(labels) > kernelMaxClasses {
+		return nil, fmt.Errorf("the data has %d distinct labels, more than %d", len(labels), kernelMaxClasses)
+	}
+	if cells := int64(n) * int64(len(labels)); len(labels) > 2 && cells > kernelMaxCells {
+		return nil, fmt.Errorf("%d rows × %d classes = %d decision values, more than %d", n, len(labels), cells, int64(kernelMaxCells))
+	}
+	t := &kernelTrainer{data: data, kf: cfg.Kernel.fn(), n: n, cls: make([]int32, n), sq: make([]float64, n)}
+	if len(labels) == 2 {
+		t.classes, t.nc = []float32{labels[1], labels[0]}, 1
+		for q, y := range data.Labels {
+			if y != labels[1] {
+				t.cls[q] = 1
+			}
+		}
+	} else {
+		t.classes, t.nc = labels, len(labels)
+		for q, y := range data.Labels {
+			i, _ := slices.BinarySearch(labels, y)
+			t.cls[q] = int32(i)
+		}
+	}
+	for q := range n {
+		t.sq[q] = data.Row(q).SqNorm()
+	}
+	t.f = make([]float64, t.nc*n)
+	t.beta = make([]float64, t.nc)
+	t.alpha = make([]int32, n*t.nc)
+	if cacheRows <= 0 {
+		budget := int64(min(cfg.CacheMB, 1<<30)) << 20
+		cacheRows = int(min(budget/(8*int64(n)), int64(n)))
+	}
+	t.cache.init(n, max(cacheRows, 1))
+	return t, nil
+}
+
+// run trains for up to cfg.Epochs epochs.
+func (t *kernelTrainer) run(ctx context.Context, cfg KernelConfig) (*KernelReport, error) {
+	rep := &KernelReport{}
+	perm := make([]int32, t.n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	rng := rand.NewPCG(cfg.Seed, kernelStream)
+	var polled int64 // t.evals when ctx was last polled
+	for ep := range cfg.Epochs {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("epoch %d: %w", ep+1, err)
+		}
+		shuffle(rng, perm)
+		mistakes := 0
+		for k, q := range perm {
+			// Poll ctx every 1024 visits and every 2^18 kernel
+			// evaluations (a fraction of a second either way).
+			if k&1023 == 1023 || t.evals-polled >= 1<<18 {
+				polled = t.evals
+				if err := ctx.Err(); err != nil {
+					return nil, fmt.Errorf("epoch %d: %w", ep+1, err)
+				}
+			}
+			if t.step(int(q)) {
+				mistakes++
+			}
+			if t.err != nil {
+				return nil, fmt.Errorf("epoch %d: %w", ep+1, t.err)
+			}
+		}
+		rep.Epochs++
+		rep.Mistakes = append(rep.Mistakes, mistakes)
+		if mistakes == 0 {
+			rep.Converged = true
+			break
+		}
+	}
+	rep.KernelEvals = t.evals
+	return rep, nil
+}
+
+// step visits training row q: it reports whether q is a mistake and, if so,
+// applies the update. It does not allocate once the cache is full or holds
+// every row that will be a mistake.
+func (t *kernelTrainer) step(q int) bool {
+	n := t.n
+	if t.nc == 1 {
+		y := 1.0
+		if t.cls[q] != 0 {
+			y = -1
+		}
+		fq := t.f[q] + t.beta[0]
+		if math.IsNaN(fq) {
+			t.err = fmt.Errorf("row %d: decision value is NaN", q)
+			return false
+		}
+		if y*fq > 0 {
+			return false
+		}
+		krow := t.kernelRow(q)
+		t.alpha[q] += int32(y)
+		t.beta[0] += y
+		col := t.f[:len(krow)]
+		if y > 0 {
+			for r, k := range krow {
+				col[r] += k
+			}
+		} else {
+			for r, k := range krow {
+				col[r] -= k
+			}
+		}
+		return true
+	}
+	i := int(t.cls[q])
+	fi := t.f[i*n+q] + t.beta[i]
+	j, fj := -1, 0.0
+	nan := math.IsNaN(fi)
+	for c := range t.nc {
+		if c == i {
+			continue
+		}
+		v := t.f[c*n+q] + t.beta[c]
+		nan = nan || math.IsNaN(v)
+		if j < 0 || v > fj {
+			j, fj = c, v
+		}
+	}
+	if nan {
+		t.err = fmt.Errorf("row %d: decision value is NaN", q)
+		return false
+	}
+	if fi > fj {
+		return false
+	}
+	krow := t.kernelRow(q)
+	t.alpha[q*t.nc+i]++
+	t.alpha[q*t.nc+j]--
+	t.beta[i]++
+	t.beta[j]--
+	ci := t.f[i*n : i*n+n]
+	cj := t.f[j*n : j*n+n]
+	ci, cj = ci[:len(krow)], cj[:len(krow)]
+	for r, k := range krow {
+		ci[r] += k
+		cj[r] -= k
+	}
+	return true
+}
+
+// kernelRow returns k(x_r, x_q) for every training row r, from the cache
+// or computed into it. The row is valid until the next call.
+func (t *kernelTrainer) kernelRow(q int) []float64 {
+	row, hit := t.cache.get(q)
+	if hit {
+		return row
+	}
+	xq, qq := t.data.Row(q), t.sq[q]
+	sq := t.sq[:len(row)]
+	var sum float64
+	for r := range row {
+		k := t.kf.eval(t.data.Row(r), xq, sq[r], qq)
+		row[r] = k
+		sum += k
+	}
+	t.evals += int64(len(row))
+	if math.IsNaN(sum) || math.IsInf(sum, 0) {
+		for r, k := range row {
+			if math.IsNaN(k) || math.IsInf(k, 0) {
+				t.err = fmt.Errorf("kernel value of rows %d and %d is %v (overflow: scale the features or lower the degree)", r, q, k)
+				t.cache.drop(q)
+				break
+			}
+		}
+	}
+	return row
+}
+
+// result returns the trained model: the rows with a nonzero coefficient
+// (exactly the rows that were ever mistakes, since a row's own-class
+// coefficient only moves away from 0) in data order.
+func (t *kernelTrainer) result(k Kernel) *KernelPerceptron {
+	p := &KernelPerceptron{
+		Kernel:     k,
+		Multiclass: t.nc > 1,
+		Classes:    t.classes,
+		SV:         &sparsevec.CSR{Ptr: []int{0}},
+		Beta:       make([]float32, t.nc),
+	}
+	for i, b := range t.beta {
+		p.Beta[i] = float32(b)
+	}
+	for q := range t.n {
+		a := t.alpha[q*t.nc : (q+1)*t.nc]
+		if !slices.ContainsFunc(a, func(v int32) bool { return v != 0 }) {
+			continue
+		}
+		p.SV.Append(t.data.Labels[q], t.data.Row(q))
+		for _, v := range a {
+			p.Alpha = append(p.Alpha, float32(v))
+		}
+	}
+	return p
+}
+
+// kernelCache holds up to max kernel rows of length n, least recently used
+// evicted first. Slots are allocated on first use and then reused, so a
+// full cache does not allocate.
+type kernelCache struct {
+	n, max     int
+	slot       []int32 // per training row: its slot, or -1
+	owner      []int32 // per slot: its training row
+	prev, next []int32 // per slot: the LRU list, head most recent; -1 ends
+	head, tail int32
+	rows       [][]float64
+}
+
+func (c *kernelCache) init(n, max int) {
+	c.n, c.max = n, max
+	c.slot = make([]int32, n)
+	for i := range c.slot {
+		c.slot[i] = -1
+	}
+	c.head, c.tail = -1, -1
+}
+
+// get returns the slot of row q and whether it already holds the row; on a
+// miss the caller fills it. The slot becomes the most recent.
+func (c *kernelCache) get(q int) ([]float64, bool) {
+	if s := c.slot[q]; s >= 0 {
+		c.unlink(s)
+		c.pushFront(s)
+		return c.rows[s], true
+	}
+	var s int32
+	if len(c.rows) < c.max {
+		s = int32(len(c.rows))
+		c.rows = append(c.rows, make([]float64, c.n))
+		c.owner = append(c.owner, -1)
+		c.prev = append(c.prev, -1)
+		c.next = append(c.next, -1)
+	} else {
+		s = c.tail
+		c.unlink(s)
+		if o := c.owner[s]; o >= 0 { // -1 after drop
+			c.slot[o] = -1
+		}
+	}
+	c.owner[s] = int32(q)
+	c.slot[q] = s
+	c.pushFront(s)
+	return c.rows[s], false
+}
+
+// drop forgets row q (its slot stays allocated, at the back of the list).
+func (c *kernelCache) drop(q int) {
+	s := c.slot[q]
+	if s < 0 {
+		return
+	}
+	c.slot[q] = -1
+	c.owner[s] = -1
+	c.unlink(s)
+	// Append at the tail so it is the next slot reused.
+	c.prev[s], c.next[s] = c.tail, -1
+	if c.tail >= 0 {
+		c.next[c.tail] = s
+	} else {
+		c.head = s
+	}
+	c.tail = s
+}
+
+func (c *kernelCache) unlink(s int32) {
+	p, n := c.prev[s], c.next[s]
+	if p >= 0 {
+		c.next[p] = n
+	} else {
+		c.head = n
+	}
+	if n >= 0 {
+		c.prev[n] = p
+	} else {
+		c.tail = p
+	}
+	c.prev[s], c.next[s] = -1, -1
+}
+
+func (c *kernelCache) pushFront(s int32) {
+	c.prev[s], c.next[s] = -1, c.head
+	if c.head >= 0 {
+		c.prev[c.head] = s
+	} else {
+		c.tail = s
+	}
+	c.head = s
+}
+
+// KernelPredictor predicts with a KernelPerceptron. It holds scratch space
+// and the support rows' squared norms, so it is not safe for concurrent
+// use; make one per goroutine (they share the perceptron read-only). The
+// perceptron must not change while a predictor uses it.
+type KernelPredictor struct {
+	p      *KernelPerceptron
+	kf     kernelFn
+	nc     int
+	sq     []float64 // ‖sv_s‖²
+	scores []float64 // nc decision values
+}
+
+// NewKernelPredictor returns a predictor for p, which must be consistent
+// as TrainKernelPerceptron and KernelPerceptronFromModel return it
+// (len(Alpha) = SV.Rows()·len(Beta)); it panics otherwise, as that is a
+// programmer error.
+func (p *KernelPerceptron) NewKernelPredictor() *KernelPredictor {
+	nc := len(p.Beta)
+	nsv := 0
+	if p.SV != nil {
+		nsv = p.SV.Rows()
+	}
+	if nc < 1 || len(p.Alpha) != nsv*nc || (!p.Multiclass && nc != 1) || len(p.Classes) < 2 {
+		panic(fmt.Sprintf("sgd: inconsistent kernel perceptron: %d support rows, %d alphas, %d betas, %d classes", nsv, len(p.Alpha), nc, len(p.Classes)))
+	}
+	kp := &KernelPredictor{p: p, kf: p.Kernel.fn(), nc: nc, sq: make([]float64, nsv), scores: make([]float64, nc)}
+	for s := range nsv {
+		kp.sq[s] = p.SV.Row(s).SqNorm()
+	}
+	return kp
+}
+
+// Predict returns the predicted label of x and the decision score: binary
+// f(x), with label Classes[0] iff f(x) > 0; multiclass max_i f_i(x), with
+// ties to the lowest class index. x's indices must be strictly ascending
+// (as a reader yields them). Predict does not allocate.
+func (kp *KernelPredictor) Predict(x sparsevec.Vector) (label float32, score float32) {
+	f := kp.decisions(x)
+	if !kp.p.Multiclass {
+		if f[0] > 0 {
+			return kp.p.Classes[0], float32(f[0])
+		}
+		return kp.p.Classes[1], float32(f[0])
+	}
+	best := 0
+	for i := 1; i < len(f); i++ {
+		if f[i] > f[best] {
+			best = i
+		}
+	}
+	return kp.p.Classes[best], float32(f[best])
+}
+
+// decisions returns the nc decision values f_i(x) in float64, in the
+// predictor's scratch (valid until the next call).
+func (kp *KernelPredictor) decisions(x sparsevec.Vector) []float64 {
+	var xx float64
+	if kp.kf.kind == RBFKernel {
+		xx = x.SqNorm()
+	}
+	f := kp.scores
+	clear(f)
+	nc := kp.nc
+	alpha := kp.p.Alpha
+	sv := kp.p.SV
+	for s, ss := range kp.sq {
+		k := kp.kf.eval(sv.Row(s), x, ss, xx)
+		a := alpha[s*nc : s*nc+nc]
+		a = a[:len(f)]
+		for i, v := range a {
+			f[i] += float64(v) * k
+		}
+	}
+	for i, b := range kp.p.Beta[:len(f)] {
+		f[i] += float64(b)
+	}
+	return f
+}
+
+// Model returns p in the shared model file layout documented on
+// KernelPerceptron. The model shares no memory with p.
+func (p *KernelPerceptron) Model() *model.Model {
+	nc := len(p.Beta)
+	w := sparsevec.NewMatrix(1, max(nc, 1))
+	copy(w.Row(0), p.Beta)
+	k := p.Kernel.fn()
+	sigma := p.Kernel.Sigma
+	if sigma == 0 {
+		sigma = kernelDefaultSigma
+	}
+	sv := p.SV
+	if sv == nil {
+		sv = &sparsevec.CSR{}
+	}
+	nsv := sv.Rows()
+	ptr := make([]int64, nsv+1)
+	lo, hi := 0, 0
+	if nsv > 0 {
+		lo, hi = sv.Ptr[0], sv.Ptr[nsv]
+		for r := range nsv {
+			ptr[r+1] = int64(sv.Ptr[r+1] - lo)
+		}
+	}
+	return &model.Model{
+		Learner:    kernelLearner,
+		Sides:      1,
+		K:          nc,
+		D:          1,
+		Multiclass: p.Multiclass,
+		Classes:    slices.Clone(p.Classes),
+		Weights:    []*sparsevec.Matrix{w},
+		Params: map[string]string{
+			"kernel": p.Kernel.Kind.String(),
+			"degree": strconv.Itoa(k.degree),
+			"coef0":  strconv.FormatFloat(p.Kernel.Coef0, 'g', -1, 64),
+			"sigma":  strconv.FormatFloat(sigma, 'g', -1, 64),
+		},
+		Extra: []model.Blob{
+			{Name: "alpha", F32: slices.Clone(p.Alpha)},
+			{Name: "sv", I64: ptr, U32: slices.Clone(sv.Idx[lo:hi]), F32: slices.Clone(sv.Val[lo:hi])},
+			{Name: "sv.labels", F32: slices.Clone(sv.Labels)},
+		},
+	}
+}
+
+// KernelPerceptronFromModel returns the kernel perceptron stored in m (see
+// the layout on KernelPerceptron). It treats m as hostile: every length,
+// pointer, index order, value and parameter is checked, and any
+// inconsistency is an error wrapping model.ErrInvalid. The result shares
+// no memory with m.
+func KernelPerceptronFromModel(m *model.Model) (*KernelPerceptron, error) {
+	p, err := kernelFromModel(m)
+	if err != nil {
+		return nil, fmt.Errorf(errKernel+"%w: %w", model.ErrInvalid, err)
+	}
+	return p, nil
+}
+
+func kernelFromModel(m *model.Model) (*KernelPerceptron, error) {
+	if m == nil {
+		return nil, errors.New("nil model")
+	}
+	if m.Learner != kernelLearner {
+		return nil, fmt.Errorf("learner %q, want %q", m.Learner, kernelLearner)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	nc := 1
+	if m.Multiclass {
+		nc = len(m.Classes)
+	}
+	switch {
+	case m.OvO:
+		return nil, errors.New("a kernel perceptron model cannot be one-vs-one")
+	case m.Sides != 1 || m.D != 1 || m.K != nc:
+		return nil, fmt.Errorf("shape sides %d, D %d, K %d, want 1, 1, %d", m.Sides, m.D, m.K, nc)
+	case m.Counts != nil:
+		return nil, errors.New("unexpected face counts")
+	}
+	k, err := kernelFromParams(m.Params)
+	if err != nil {
+		return nil, err
+	}
+	var alpha, sv, labels *model.Blob
+	for i := range m.Extra {
+		b := &m.Extra[i]
+		switch b.Name {
+		case "alpha":
+			alpha = b
+		case "sv":
+			sv = b
+		case "sv.labels":
+			labels = b
+		default:
+			return nil, fmt.Errorf("unexpected blob %q", b.Name)
+		}
+	}
+	switch {
+	case alpha == nil || sv == nil || labels == nil:
+		return nil, errors.New(`missing blob: want "alpha", "sv" and "sv.labels"`)
+	case len(alpha.U32) != 0 || len(alpha.I64) != 0:
+		return nil, errors.New("blob alpha: unexpected U32 or I64 array")
+	case len(labels.U32) != 0 || len(labels.I64) != 0:
+		return nil, errors.New("blob sv.labels: unexpected U32 or I64 array")
+	}
+	csr, err := kernelCSRFromBlob(sv)
+	if err != nil {
+		return nil, err
+	}
+	nsv := len(csr.Ptr) - 1
+	if len(labels.F32) != nsv {
+		return nil, fmt.Errorf("%d support labels for %d support rows", len(labels.F32), nsv)
+	}
+	if int64(len(alpha.F32)) != int64(nsv)*int64(nc) {
+		return nil, fmt.Errorf("%d alphas for %d support rows × %d, want %d", len(alpha.F32), nsv, nc, int64(nsv)*int64(nc))
+	}
+	for s, y := range labels.F32 {
+		if !slices.Contains(m.Classes, y) {
+			return nil, fmt.Errorf("support row %d: label %v is not a class of the model %v", s, y, m.Classes)
+		}
+	}
+	for i, a := range alpha.F32 {
+		if !kernelFinite(a) {
+			return nil, fmt.Errorf("alpha %d is %v", i, a)
+		}
+	}
+	csr.Labels = slices.Clone(labels.F32)
+	if csr.Labels == nil {
+		csr.Labels = []float32{}
+	}
+	beta := slices.Clone(m.Weights[0].Row(0)[:nc])
+	return &KernelPerceptron{
+		Kernel:     k,
+		Multiclass: m.Multiclass,
+		Classes:    slices.Clone(m.Classes),
+		SV:         csr,
+		Alpha:      slices.Clone(alpha.F32),
+		Beta:       beta,
+	}, nil
+}
+
+// kernelFromParams parses and checks the kernel parameters of a model.
+func kernelFromParams(params map[string]string) (Kernel, error) {
+	var k Kernel
+	for _, key := range []string{"kernel", "degree", "coef0", "sigma"} {
+		if _, ok := params[key]; !ok {
+			return k, fmt.Errorf("missing param %q", key)
+		}
+	}
+	kind, err := ParseKernelKind(params["kernel"])
+	if err != nil {
+		return k, err
+	}
+	k.Kind = kind
+	if k.Degree, err = strconv.Atoi(params["degree"]); err != nil {
+		return k, fmt.Errorf("param degree: %w", err)
+	}
+	if k.Coef0, err = strconv.ParseFloat(params["coef0"], 64); err != nil {
+		return k, fmt.Errorf("param coef0: %w", err)
+	}
+	if k.Sigma, err = strconv.ParseFloat(params["sigma"], 64); err != nil {
+		return k, fmt.Errorf("param sigma: %w", err)
+	}
+	return k.withDefaults()
+}
+
+// kernelCSRFromBlob checks the CSR block of the "sv" blob and copies it into a
+// sparsevec.CSR (labels unset).
+func kernelCSRFromBlob(b *model.Blob) (*sparsevec.CSR, error) {
+	ptr := b.I64
+	if len(ptr) == 0 {
+		return nil, errors.New("blob sv: no row pointers (want nSV+1 of them, from 0)")
+	}
+	if ptr[0] != 0 {
+		return nil, fmt.Errorf("blob sv: first row pointer is %d, want 0", ptr[0])
+	}
+	nnz := int64(len(b.U32))
+	if int64(len(b.F32)) != nnz {
+		return nil, fmt.Errorf("blob sv: %d indices but %d values", nnz, len(b.F32))
+	}
+	for r := 1; r < len(ptr); r++ {
+		if ptr[r] < ptr[r-1] || ptr[r] > nnz {
+			return nil, fmt.Errorf("blob sv: row pointer %d is %d, want %d to %d", r, ptr[r], ptr[r-1], nnz)
+		}
+	}
+	if last := ptr[len(ptr)-1]; last != nnz {
+		return nil, fmt.Errorf("blob sv: last row pointer is %d, want the number of nonzeros %d", last, nnz)
+	}
+	m := &sparsevec.CSR{
+		Labels: make([]float32, len(ptr)-1),
+		Ptr:    make([]int, len(ptr)),
+		Idx:    slices.Clone(b.U32),
+		Val:    slices.Clone(b.F32),
+	}
+	for r, p := range ptr {
+		m.Ptr[r] = int(p)
+	}
+	if m.Idx == nil {
+		m.Idx, m.Val = []uint32{}, []float32{}
+	}
+	if err := checkKernelRows(m); err != nil {
+		return nil, fmt.Errorf("blob sv: %w", err)
+	}
+	for _, j := range m.Idx {
+		m.Dim = max(m.Dim, int(j)+1)
+	}
+	return m, nil
+}
+
+// checkKernelRows checks that m's row pointers are consistent and that every row
+// has strictly ascending indices and finite values.
+func checkKernelRows(m *sparsevec.CSR) error {
+	n := m.Rows()
+	if len(m.Ptr) != n+1 {
+		return fmt.Errorf("%d row pointers for %d rows", len(m.Ptr), n)
+	}
+	if m.Ptr[0] != 0 {
+		return fmt.Errorf("first row pointer is %d, want 0", m.Ptr[0])
+	}
+	for r := range n {
+		lo, hi := m.Ptr[r], m.Ptr[r+1]
+		if hi < lo || hi > len(m.Idx) || hi > len(m.Val) {
+			return fmt.Errorf("row %d: pointers %d..%d out of order or beyond the %d nonzeros", r, lo, hi, min(len(m.Idx), len(m.Val)))
+		}
+		idx, val := m.Idx[lo:hi], m.Val[lo:hi]
+		for i, j := range idx {
+			if i > 0 && j <= idx[i-1] {
+				return fmt.Errorf("row %d: indices not strictly ascending (%d then %d)", r, idx[i-1], j)
+			}
+			if !kernelFinite(val[i]) {
+				return fmt.Errorf("row %d: feature %d is %v", r, j, val[i])
+			}
+		}
+	}
+	return nil
+}
+
+func kernelFinite(v float32) bool {
+	f := float64(v)
+	return !math.IsNaN(f) && !math.IsInf(f, 0)
+}
