@@ -32,9 +32,17 @@ type PolyceptronConfig struct {
 	// MaxIter bounds the batch iterations. If 0, it defaults to 1000.
 	MaxIter int
 	// Restarts is the number of seeded initialisations of the batch
-	// algorithm; the run with the smallest final Polyceptron criterion is
-	// kept. If 0, it defaults to 1.
+	// algorithm. The run whose final weights make the fewest training
+	// mistakes is kept, ties going to the smaller Polyceptron criterion
+	// E_P. (E_P alone is scale-dependent, E_P(cΘ) = c·E_P(Θ), so it would
+	// favour runs that stopped early with small weights.) If 0, it
+	// defaults to 1.
 	Restarts int
+	// Pocket makes the batch algorithm return, when it stops at MaxIter
+	// without meeting γ, the iterate with the fewest training mistakes
+	// instead of the last one (Gallant's pocket, applied to Algorithm 1).
+	// It is off by default: the paper returns the last iterate.
+	Pocket bool
 	// InitScale is the standard deviation of the Gaussian initial weights.
 	// If 0, it defaults to 0.01.
 	InitScale float64
@@ -134,7 +142,9 @@ type PolyceptronReport struct {
 	Converged  bool      // online: a pass without mistakes; batch: the gradient norm fell below γ
 	Criterion  float64   // E_P of the returned weights
 	Restart    int       // batch: index of the kept restart
+	Pocket     int       // batch: iteration whose weights were returned (Epochs: the last; earlier only with Pocket)
 	Criteria   []float64 // batch: final E_P of every restart
+	Errors     []float64 // batch: final training error of every restart
 	Seconds    float64
 	TrainError float64 // fraction of training rows misclassified by the returned weights
 }
@@ -217,7 +227,8 @@ func TrainPolyceptronOnline(ctx context.Context, cfg PolyceptronConfig, data *sp
 //     points of S_k, which is what we sum, augmented x̃ included.
 //
 // Initial weights are drawn from N(0, InitScale²); with Restarts > 1 each
-// restart draws its own and the one with the smallest final E_P is kept.
+// restart draws its own and the one with the fewest training mistakes
+// (then the smallest E_P) is kept.
 func TrainPolyceptronBatch(ctx context.Context, cfg PolyceptronConfig, data *sparsevec.CSR) (*Polyceptron, *PolyceptronReport, error) {
 	cfg, err := cfg.withDefaults(true)
 	if err != nil {
@@ -234,6 +245,7 @@ func TrainPolyceptronBatch(ctx context.Context, cfg PolyceptronConfig, data *spa
 		best    *linear
 		bestRep *PolyceptronReport
 		crit    []float64
+		errs    []float64
 	)
 	for r := range cfg.Restarts {
 		m, rep, err := batchRun(ctx, cfg, data, ys, rng)
@@ -241,12 +253,13 @@ func TrainPolyceptronBatch(ctx context.Context, cfg PolyceptronConfig, data *spa
 			return nil, nil, fmt.Errorf("sgd: batch polyceptron: %w", err)
 		}
 		crit = append(crit, rep.Criterion)
-		if best == nil || rep.Criterion < bestRep.Criterion {
+		errs = append(errs, rep.TrainError)
+		if best == nil || rep.TrainError < bestRep.TrainError || (rep.TrainError == bestRep.TrainError && rep.Criterion < bestRep.Criterion) {
 			best, bestRep = m, rep
 			bestRep.Restart = r
 		}
 	}
-	bestRep.Criteria = crit
+	bestRep.Criteria, bestRep.Errors = crit, errs
 	bestRep.Seconds = time.Since(start).Seconds()
 	return &Polyceptron{Classes: classes, Weights: best.w, Bias: best.bias,
 		Lift: best.lift, LiftIndex: best.liftIdx, Epochs: bestRep.Epochs}, bestRep, nil
@@ -259,6 +272,8 @@ func batchRun(ctx context.Context, cfg PolyceptronConfig, data *sparsevec.CSR, y
 	grad := newLinear(data.Dim, cfg.K, float32(cfg.Bias), cfg.Lift)
 	norms := make([]float64, cfg.K)
 	rep := &PolyceptronReport{}
+	var pocket *sparsevec.Matrix
+	pocketMistakes, pocketIter := math.MaxInt, 0
 	for rep.Epochs < cfg.MaxIter {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -276,6 +291,13 @@ func batchRun(ctx context.Context, cfg PolyceptronConfig, data *sparsevec.CSR, y
 			}
 		}
 		total := faceNorms(norms, grad.w)
+		if cfg.Pocket && mistakes < pocketMistakes {
+			if pocket == nil {
+				pocket = sparsevec.NewMatrix(m.w.D, m.w.K)
+			}
+			copy(pocket.Data, m.w.Data)
+			pocketMistakes, pocketIter = mistakes, rep.Epochs
+		}
 		rep.Mistakes = append(rep.Mistakes, mistakes)
 		rep.GradNorm = append(rep.GradNorm, total)
 		if total < cfg.Gamma {
@@ -289,6 +311,13 @@ func batchRun(ctx context.Context, cfg PolyceptronConfig, data *sparsevec.CSR, y
 		return nil, nil, err
 	}
 	rep.Criterion, rep.TrainError = criterion(m, data, ys)
+	rep.Pocket = rep.Epochs
+	if pocket != nil && !rep.Converged && float64(pocketMistakes) < rep.TrainError*float64(data.Rows()) {
+		// An earlier iterate beats the last one (which Mistakes does not
+		// cover: the loop scores weights before updating them).
+		m.w, rep.Pocket = pocket, pocketIter
+		rep.Criterion, rep.TrainError = criterion(m, data, ys)
+	}
 	return m, rep, nil
 }
 

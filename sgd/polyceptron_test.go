@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -182,16 +183,55 @@ func TestBatchPolyceptronRestartsKeepBest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Criteria) != 5 {
-		t.Fatalf("%d criteria for 5 restarts", len(rep.Criteria))
+	if len(rep.Criteria) != 5 || len(rep.Errors) != 5 {
+		t.Fatalf("%d criteria and %d errors for 5 restarts", len(rep.Criteria), len(rep.Errors))
 	}
-	for i, c := range rep.Criteria {
-		if c < rep.Criterion {
-			t.Errorf("restart %d has criterion %v below the kept %v", i, c, rep.Criterion)
+	for i, e := range rep.Errors {
+		if e < rep.TrainError || (e == rep.TrainError && rep.Criteria[i] < rep.Criterion) {
+			t.Errorf("restart %d (error %v, E_P %v) beats the kept one (error %v, E_P %v)", i, e, rep.Criteria[i], rep.TrainError, rep.Criterion)
 		}
 	}
-	if rep.Criteria[rep.Restart] != rep.Criterion {
-		t.Errorf("kept restart %d has criterion %v, report says %v", rep.Restart, rep.Criteria[rep.Restart], rep.Criterion)
+	if rep.Errors[rep.Restart] != rep.TrainError || rep.Criteria[rep.Restart] != rep.Criterion {
+		t.Errorf("kept restart %d has error %v and E_P %v, report says %v and %v", rep.Restart, rep.Errors[rep.Restart], rep.Criteria[rep.Restart], rep.TrainError, rep.Criterion)
+	}
+	if slices.Min(rep.Errors) == slices.Max(rep.Errors) {
+		t.Log("all restarts tied on training error; the test only checks the tie-break")
+	}
+}
+
+func TestBatchPolyceptronPocket(t *testing.T) {
+	// Noisy labels: the batch algorithm never meets a tiny γ, so it stops
+	// at MaxIter; the pocket returns the iterate with the fewest mistakes.
+	data := wedgeData(rand.New(rand.NewPCG(7, 7)), 300)
+	rng := rand.New(rand.NewPCG(8, 8))
+	for r := range data.Labels {
+		if rng.Float64() < 0.1 {
+			data.Labels[r] = -data.Labels[r]
+		}
+	}
+	cfg := PolyceptronConfig{K: 2, Gamma: 1e-9, MaxIter: 60, Seed: 2}
+	_, last, err := TrainPolyceptronBatch(context.Background(), cfg, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Pocket = true
+	_, pocket, err := TrainPolyceptronBatch(context.Background(), cfg, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fewest := slices.Min(pocket.Mistakes)
+	got := int(math.Round(pocket.TrainError * float64(data.Rows())))
+	if got > fewest {
+		t.Errorf("pocket weights make %d mistakes, an iterate made %d", got, fewest)
+	}
+	if pocket.Pocket < len(pocket.Mistakes) && pocket.Mistakes[pocket.Pocket] != got {
+		t.Errorf("pocket iteration %d made %d mistakes, the returned weights %d", pocket.Pocket, pocket.Mistakes[pocket.Pocket], got)
+	}
+	if pocket.Pocket == last.Epochs {
+		t.Log("the last iterate was the best; the pocket kept it")
+	}
+	if pocket.TrainError > last.TrainError {
+		t.Errorf("pocket training error %v above the last iterate's %v", pocket.TrainError, last.TrainError)
 	}
 }
 

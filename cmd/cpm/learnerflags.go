@@ -59,6 +59,7 @@ func addLearnerFlags(fs *flag.FlagSet) *learnerFlags {
 	fs.Float64Var(&l.step, "step", 0, "polyceptron: step size eta (default 0.1 batch, 1 online)")
 	fs.Float64Var(&l.gamma, "gamma", 0, "polyceptron-batch: stop when the summed gradient norm falls below gamma (default 50)")
 	fs.IntVar(&s.Polyceptron.MaxIter, "max-iter", 0, "polyceptron-batch: maximum iterations (default 1000)")
+	fs.BoolVar(&s.Polyceptron.Pocket, "pocket", false, "polyceptron-batch: at --max-iter, return the iterate with the fewest training mistakes, not the last")
 	fs.IntVar(&s.Polyceptron.Restarts, "restarts", 0, "polyceptron-batch: seeded initialisations; the smallest final criterion is kept (default 1)")
 	return l
 }

@@ -82,6 +82,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runCV(ctx, rest, stdout, stderr)
 	case "gen":
 		err = runGen(rest, stdout, stderr)
+	case "bench":
+		err = runBench(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, topUsage)
 		return 0

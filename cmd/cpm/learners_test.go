@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const ionosphere = "../../testdata/uci/ionosphere.libsvm"
+
+// Every learner is reachable from train, and predict and eval work on its
+// model unchanged.
+func TestTrainEveryLearner(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		learner string
+		flags   []string
+	}{
+		{"cpm", []string{"-k", "3", "-i", "20000"}},
+		{"perceptron", []string{"--epochs", "50", "--lift", "quadratic"}},
+		{"kperceptron", []string{"--kernel", "rbf", "--sigma", "1", "--epochs", "50"}},
+		{"polyceptron-online", []string{"-k", "2", "--epochs", "50"}},
+		{"polyceptron-batch", []string{"-k", "2", "--gamma", "10", "--restarts", "2"}},
+	} {
+		t.Run(tc.learner, func(t *testing.T) {
+			mp := filepath.Join(dir, tc.learner+".model")
+			args := append([]string{"train", "-q", "--learner", tc.learner, "-t", ionosphere, "-c", ionosphere, "-o", mp, "--json", mp + ".json"}, tc.flags...)
+			out := mustRun(t, args...)
+			if !strings.Contains(out, "test error") {
+				t.Fatalf("no test error line: %q", out)
+			}
+			var met map[string]any
+			b, _ := os.ReadFile(mp + ".json")
+			if err := json.Unmarshal(b, &met); err != nil {
+				t.Fatal(err)
+			}
+			if met["learner"] != tc.learner || met["test_error"] == nil {
+				t.Errorf("metrics: %v", met)
+			}
+			scores := filepath.Join(dir, tc.learner+".scores")
+			mustRun(t, "predict", "-m", mp, "-c", ionosphere, "-s", scores)
+			b, _ = os.ReadFile(scores)
+			if n := bytes.Count(b, []byte("\n")); n != 351 {
+				t.Errorf("predict wrote %d lines, want 351", n)
+			}
+			eval := mustRun(t, "eval", "-m", mp, ionosphere)
+			if !strings.Contains(eval, "rows 351") {
+				t.Errorf("eval output: %q", eval)
+			}
+		})
+	}
+}
+
+func TestTrainLearnerErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--learner", "svm", "-t", iris, "-o", filepath.Join(dir, "m")}, 2, "unknown learner"},
+		{[]string{"--learner", "polyceptron-batch", "-t", iris, "-o", filepath.Join(dir, "m")}, 1, "3 labels"},
+		{[]string{"--learner", "perceptron", "--ovo", "-t", iris, "-o", filepath.Join(dir, "m")}, 2, "--ovo is for the cpm learner"},
+		{[]string{"--learner", "kperceptron", "--kernel", "sigmoid", "-t", iris, "-o", filepath.Join(dir, "m")}, 2, "sigmoid"},
+		{[]string{"--learner", "perceptron", "--lift", "cubic", "-t", iris, "-o", filepath.Join(dir, "m")}, 2, "cubic"},
+		{[]string{"--learner", "perceptron", "--stream", "-t", iris, "-o", filepath.Join(dir, "m")}, 2, "--stream"},
+	} {
+		code, _, errs := cpm(t, append([]string{"train", "-q"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(errs, tc.want) {
+			t.Errorf("train %v: exit %d, stderr %q; want exit %d mentioning %q", tc.args, code, errs, tc.code, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m")); err == nil {
+		t.Error("a failed train left a model file behind")
+	}
+}
+
+// The multiclass perceptrons train on 3-label data and eval prints a
+// 3×3 confusion matrix.
+func TestMulticlassPerceptronsEval(t *testing.T) {
+	dir := t.TempDir()
+	for _, l := range []string{"perceptron", "kperceptron"} {
+		mp := filepath.Join(dir, l+".model")
+		mustRun(t, "train", "-q", "--learner", l, "--kernel", "poly", "--degree", "2", "--epochs", "200", "-t", iris, "-o", mp)
+		out := mustRun(t, "eval", "-m", mp, "--json", mp+".json", iris)
+		var met struct {
+			Labels    []float32 `json:"labels"`
+			Confusion [][]int64 `json:"confusion"`
+			Error     float64   `json:"error"`
+		}
+		b, _ := os.ReadFile(mp + ".json")
+		if err := json.Unmarshal(b, &met); err != nil {
+			t.Fatal(err)
+		}
+		if len(met.Labels) != 3 || len(met.Confusion) != 3 || met.Error > 0.1 {
+			t.Errorf("%s eval: %s", l, out)
+		}
+	}
+}
+
+func TestCVCommand(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "cv.json")
+	// Flags may follow the data file.
+	out := mustRun(t, "cv", "--learner", "kperceptron", "--kernel", "rbf", "--sigma", "0.3", "--epochs", "100", iris, "-r", "2", "-f", "5", "--scale01", "-q", "--json", js)
+	if !strings.Contains(out, "2 x 5-fold CV") {
+		t.Errorf("cv output: %q", out)
+	}
+	var res map[string]any
+	b, _ := os.ReadFile(js)
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"accuracy_mean", "accuracy_std", "error_mean", "train_seconds_mean", "hyperplanes_mean", "learner", "scale01"} {
+		if _, ok := res[k]; !ok {
+			t.Errorf("cv JSON lacks %q: %s", k, b)
+		}
+	}
+	if acc, _ := res["accuracy_mean"].(float64); acc < 90 {
+		t.Errorf("RBF kernel perceptron on scaled iris: CV accuracy %v%%", acc)
+	}
+	if code, _, errs := cpm(t, "cv", "-f", "1", iris); code != 2 {
+		t.Errorf("cv -f 1: exit %d (%s), want 2", code, errs)
+	}
+	if code, _, _ := cpm(t, "cv", "--learner", "polyceptron-batch", "-q", iris); code != 1 {
+		t.Errorf("cv of a binary learner on 3 labels: exit %d, want 1", code)
+	}
+}
+
+func TestGenIsDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	a, b, c := filepath.Join(dir, "a.zst"), filepath.Join(dir, "b.zst"), filepath.Join(dir, "c.zst")
+	mustRun(t, "gen", "polyceptron-d2", "--seed", "4", "--rows", "500", "-o", a)
+	mustRun(t, "gen", "polyceptron-d2", "--seed", "4", "--rows", "500", "-o", b)
+	mustRun(t, "gen", "polyceptron-d2", "--seed", "5", "--rows", "500", "-o", c)
+	ba, _ := os.ReadFile(a)
+	bb, _ := os.ReadFile(b)
+	bc, _ := os.ReadFile(c)
+	if len(ba) == 0 || !bytes.Equal(ba, bb) || bytes.Equal(ba, bc) {
+		t.Errorf("gen: same seed equal %v, different seed equal %v", bytes.Equal(ba, bb), bytes.Equal(ba, bc))
+	}
+	out := mustRun(t, "cv", "--learner", "polyceptron-online", "-k", "4", "--epochs", "50", a, "-r", "1", "-f", "3", "-q")
+	if !strings.Contains(out, "(500 rows)") {
+		t.Errorf("cv on generated data: %q", out)
+	}
+	if code, _, errs := cpm(t, "gen", "spirals", "-o", a); code != 2 || !strings.Contains(errs, "polyceptron-d1") {
+		t.Errorf("gen of an unknown set: exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestBenchSeedsSmall(t *testing.T) {
+	out := mustRun(t, "bench", "seeds", "--data", "../../testdata/uci", "--only", "Iris", "-r", "1", "-f", "3", "-q")
+	for _, want := range []string{"Kernel perceptron poly p=2", "4.67 ± 4.23", "Multiclass linear perceptron"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench seeds output lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, errs := cpm(t, "bench", "seeds", "--data", t.TempDir(), "--only", "Ionosphere", "-q"); code != 1 || !strings.Contains(errs, "--data") {
+		t.Errorf("bench with a data dir lacking the files: exit %d, %q", code, errs)
+	}
+}
