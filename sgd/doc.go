@@ -1,6 +1,13 @@
 // Package sgd trains Convex Polytope Machines (Kantchelian, Tschantz, Huang,
 // Bartlett, Joseph and Tygar, "Large-Margin Convex Polytope Machine",
 // NIPS 2014) by stochastic sub-gradient descent, and predicts with them.
+// It also holds the perceptron family, which share the CPM's feature-major
+// weight matrix and sparse kernel: the perceptron with the lifting trick
+// and its multiclass (Kesler) form (TrainPerceptron), the binary and
+// multiclass kernel perceptron (TrainKernelPerceptron), and the online and
+// batch Polyceptron (TrainPolyceptronOnline, TrainPolyceptronBatch); each
+// type's comment states its update rule and where it departs from the
+// printed paper.
 //
 // A polytope is a K×d matrix W with score f(x) = max_k W_k·x; points with
 // f(x) > 0 lie outside the polytope and are labelled with the outer label.
