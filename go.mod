@@ -7,3 +7,5 @@ require (
 	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.49.0
 )
+
+require gonum.org/v1/gonum v0.17.0

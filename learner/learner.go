@@ -213,3 +213,39 @@ func IsMulticlass(m *model.Model) bool { return m.OvO || m.Multiclass }
 
 // Known reports whether name is a learner name.
 func Known(name string) bool { return slices.Contains(Names(), name) }
+
+// WithK returns s with the number of faces (CPM), hyperplanes (Polyceptron)
+// or experts set to k.
+func (s Spec) WithK(k int) Spec {
+	s.CPM.K, s.Polyceptron.K = k, k
+	return s
+}
+
+// KChoice is the cross-validated accuracy of one candidate K.
+type KChoice struct {
+	K      int
+	Result *cv.Result
+}
+
+// SelectK cross-validates s on data for every K in ks with cfg and returns
+// the K of the best mean accuracy (ties to the smaller K) and every
+// candidate's result.
+func SelectK(ctx context.Context, s Spec, data *sparsevec.CSR, ks []int, cfg cv.Config) (int, []KChoice, error) {
+	if len(ks) == 0 {
+		return 0, nil, fmt.Errorf("learner: no candidate K")
+	}
+	var out []KChoice
+	best := -1
+	for _, k := range ks {
+		res, err := cv.Run(ctx, cfg, data, s.WithK(k).Fit())
+		if err != nil {
+			return 0, nil, fmt.Errorf("learner: selecting K, K=%d: %w", k, err)
+		}
+		out = append(out, KChoice{k, res})
+		if b := len(out) - 1; best < 0 || res.AccuracyMean > out[best].Result.AccuracyMean ||
+			(res.AccuracyMean == out[best].Result.AccuracyMean && k < out[best].K) {
+			best = b
+		}
+	}
+	return out[best].K, out, nil
+}

@@ -169,3 +169,35 @@ func TestFitWithCV(t *testing.T) {
 		}
 	}
 }
+
+func TestSelectK(t *testing.T) {
+	data := load(t, "ionosphere.libsvm")
+	s := specs()[PolyceptronOnline]
+	k, res, err := SelectK(context.Background(), s, data, []int{1, 2, 3}, cv.Config{Reps: 1, Folds: 3, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 3 {
+		t.Fatalf("%d results for 3 candidates", len(res))
+	}
+	for _, c := range res {
+		if c.Result.HyperplanesMean != float64(c.K) {
+			t.Errorf("K=%d trained models with %v hyperplanes", c.K, c.Result.HyperplanesMean)
+		}
+		if c.Result.AccuracyMean > res[indexOf(res, k)].Result.AccuracyMean {
+			t.Errorf("K=%d (%.2f%%) beats the chosen K=%d", c.K, c.Result.AccuracyMean, k)
+		}
+	}
+	if _, _, err := SelectK(context.Background(), s, data, nil, cv.Config{}); err == nil {
+		t.Error("no candidates: no error")
+	}
+}
+
+func indexOf(res []KChoice, k int) int {
+	for i, c := range res {
+		if c.K == k {
+			return i
+		}
+	}
+	return -1
+}

@@ -46,6 +46,9 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if len(lf.k) > 1 {
+		return usagef("cv takes one K; give a list to train (-k 2,3,4) to choose K by cross-validation")
+	}
 	if *reps < 1 || *folds < 2 {
 		return usagef("-r %d -f %d: want at least 1 repetition and 2 folds", *reps, *folds)
 	}

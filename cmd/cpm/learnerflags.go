@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/polyhedral/cpm/learner"
@@ -16,7 +18,7 @@ type learnerFlags struct {
 	spec       learner.Spec
 	label      labelFlag
 	iterations int64
-	k          int
+	k          intList
 	seed       uint64
 	bias       float64
 	epochs     int
@@ -30,7 +32,7 @@ func addLearnerFlags(fs *flag.FlagSet) *learnerFlags {
 	l := &learnerFlags{}
 	s := &l.spec
 	fs.StringVar(&l.name, "learner", learner.CPM, "learner: "+strings.Join(learner.Names(), ", "))
-	fs.IntVar(&l.k, "k", 0, "cpm: faces per polytope (default 10); polyceptron: hyperplanes K (default 2)")
+	fs.Var(&l.k, "k", "cpm: faces per polytope (default 10); polyceptron: hyperplanes K (default 2); a list such as 2,3,4 makes train choose K by cross-validation")
 	fs.Uint64Var(&l.seed, "seed", 1, "random seed: same data, flags and seed give a byte-identical model")
 	fs.Float64Var(&l.bias, "bias", 1, "value of the constant bias feature (0: no bias)")
 	fs.Var(&l.label, "outer_label", "binary data: cpm's label outside the polytope; perceptron's label for a positive score; polyceptron's label inside (default: the larger label)")
@@ -60,7 +62,7 @@ func addLearnerFlags(fs *flag.FlagSet) *learnerFlags {
 	fs.Float64Var(&l.gamma, "gamma", 0, "polyceptron-batch: stop when the summed gradient norm falls below gamma (default 50)")
 	fs.IntVar(&s.Polyceptron.MaxIter, "max-iter", 0, "polyceptron-batch: maximum iterations (default 1000)")
 	fs.BoolVar(&s.Polyceptron.Pocket, "pocket", false, "polyceptron-batch: at --max-iter, return the iterate with the fewest training mistakes, not the last")
-	fs.IntVar(&s.Polyceptron.Restarts, "restarts", 0, "polyceptron-batch: seeded initialisations; the smallest final criterion is kept (default 1)")
+	fs.IntVar(&s.Polyceptron.Restarts, "restarts", 0, "polyceptron-batch: seeded initialisations; the one with the fewest training mistakes is kept (default 1)")
 	return l
 }
 
@@ -78,8 +80,12 @@ func (l *learnerFlags) build() (learner.Spec, error) {
 	if l.name != learner.CPM && s.OvO {
 		return s, usagef("--ovo is for the cpm learner; %s trains its own multiclass form", l.name)
 	}
+	k := 0
+	if len(l.k) > 0 {
+		k = l.k[0]
+	}
 	// CPM.
-	s.CPM.K = l.k
+	s.CPM.K = k
 	s.CPM.Iterations = l.iterations
 	s.CPM.Bias = l.bias
 	s.CPM.NoBias = l.bias == 0
@@ -98,7 +104,7 @@ func (l *learnerFlags) build() (learner.Spec, error) {
 	s.Perceptron.Epochs, s.Perceptron.Lift = l.epochs, lift
 	s.Perceptron.Bias, s.Perceptron.NoBias = l.bias, l.bias == 0
 	s.Kernel.Epochs, s.Kernel.Kernel.Kind = l.epochs, kind
-	s.Polyceptron.K, s.Polyceptron.Epochs, s.Polyceptron.Lift = l.k, l.epochs, lift
+	s.Polyceptron.K, s.Polyceptron.Epochs, s.Polyceptron.Lift = k, l.epochs, lift
 	s.Polyceptron.Step, s.Polyceptron.Gamma = l.step, l.gamma
 	s.Polyceptron.Bias, s.Polyceptron.NoBias = l.bias, l.bias == 0
 	if l.name == learner.KernelPerceptron && lift != sgd.NoLift {
@@ -118,4 +124,32 @@ func (l *learnerFlags) describe() string {
 		}
 	}
 	return l.name
+}
+
+// intList is a flag holding one integer or a comma-separated list of
+// distinct positive integers.
+type intList []int
+
+func (l *intList) String() string {
+	var b []string
+	for _, v := range *l {
+		b = append(b, strconv.Itoa(v))
+	}
+	return strings.Join(b, ",")
+}
+
+func (l *intList) Set(s string) error {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return fmt.Errorf("%q is not a positive integer", f)
+		}
+		if slices.Contains(out, v) {
+			return fmt.Errorf("%d is listed twice", v)
+		}
+		out = append(out, v)
+	}
+	*l = out
+	return nil
 }

@@ -162,3 +162,38 @@ func TestBenchSeedsSmall(t *testing.T) {
 		t.Errorf("bench with a data dir lacking the files: exit %d, %q", code, errs)
 	}
 }
+
+func TestTrainChoosesKFromList(t *testing.T) {
+	dir := t.TempDir()
+	mp, js := filepath.Join(dir, "m"), filepath.Join(dir, "m.json")
+	mustRun(t, "train", "-q", "--learner", "polyceptron-online", "-k", "1,3", "--epochs", "30", "--select-folds", "3", "-t", ionosphere, "-o", mp, "--json", js)
+	var met struct {
+		K          int `json:"k"`
+		KSelection []struct {
+			K   int     `json:"k"`
+			Acc float64 `json:"cv_accuracy_mean"`
+		} `json:"k_selection"`
+	}
+	b, _ := os.ReadFile(js)
+	if err := json.Unmarshal(b, &met); err != nil {
+		t.Fatal(err)
+	}
+	if len(met.KSelection) != 2 {
+		t.Fatalf("k_selection: %s", b)
+	}
+	best := met.KSelection[0]
+	if met.KSelection[1].Acc > best.Acc {
+		best = met.KSelection[1]
+	}
+	if met.K != best.K {
+		t.Errorf("trained K=%d, but K=%d had the best CV accuracy (%s)", met.K, best.K, b)
+	}
+	for _, bad := range []string{"0", "2,2", "3,x"} {
+		if code, _, _ := cpm(t, "train", "-q", "-k", bad, "-t", ionosphere, "-o", mp); code != 2 {
+			t.Errorf("-k %s: exit %d, want 2", bad, code)
+		}
+	}
+	if code, _, _ := cpm(t, "cv", "-k", "2,3", "-q", ionosphere); code != 2 {
+		t.Errorf("cv -k 2,3: exit %d, want 2", code)
+	}
+}

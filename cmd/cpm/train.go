@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/polyhedral/cpm/cv"
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
@@ -66,6 +67,12 @@ type trainMetrics struct {
 	Entropy        float64           `json:"entropy,omitempty"`
 	Seed           uint64            `json:"seed"`
 	Polytopes      []polytopeMetrics `json:"polytopes,omitempty"`
+	KSelection     []kChoiceMetrics  `json:"k_selection,omitempty"`
+}
+
+type kChoiceMetrics struct {
+	K            int     `json:"k"`
+	AccuracyMean float64 `json:"cv_accuracy_mean"`
 }
 
 type polytopeMetrics struct {
@@ -81,18 +88,19 @@ const trainUsage = "cpm train -t TRAIN [-c TEST] -o MODEL [--learner NAME] [-k K
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", stderr, trainUsage)
 	var (
-		lf         = addLearnerFlags(fs)
-		inner      labelFlag
-		trainPath  = fs.String("t", "", "training data `file` (LIBSVM, plain/zstd/gzip/bzip2; - for stdin)")
-		testPath   = fs.String("c", "", "test data `file`: after training, score it and report the error")
-		modelOut   = fs.String("o", "", "write the model to `file` (atomically)")
-		modelIn    = fs.String("m", "", "without -t: load this model `file` and score -c TEST with it (as the authors' tool)")
-		scoresOut  = fs.String("s", "", "with -c: write one line per test row to `file` (score and face; the label for multiclass models)")
-		quiet      = fs.Bool("q", false, "quiet: no progress lines")
-		stream     = fs.Bool("stream", false, "cpm: do not load the data into memory: repeated passes through a bounded shuffle buffer")
-		buffer     = fs.Int("buffer", 1<<15, "with --stream: shuffle buffer size in `rows` (memory: about 2x the rows' nonzeros x 8 bytes)")
-		jsonOut    = fs.String("json", "", "write metrics as JSON to `file`")
-		cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of training to `file` (go tool pprof)")
+		lf          = addLearnerFlags(fs)
+		inner       labelFlag
+		trainPath   = fs.String("t", "", "training data `file` (LIBSVM, plain/zstd/gzip/bzip2; - for stdin)")
+		testPath    = fs.String("c", "", "test data `file`: after training, score it and report the error")
+		modelOut    = fs.String("o", "", "write the model to `file` (atomically)")
+		modelIn     = fs.String("m", "", "without -t: load this model `file` and score -c TEST with it (as the authors' tool)")
+		scoresOut   = fs.String("s", "", "with -c: write one line per test row to `file` (score and face; the label for multiclass models)")
+		quiet       = fs.Bool("q", false, "quiet: no progress lines")
+		stream      = fs.Bool("stream", false, "cpm: do not load the data into memory: repeated passes through a bounded shuffle buffer")
+		buffer      = fs.Int("buffer", 1<<15, "with --stream: shuffle buffer size in `rows` (memory: about 2x the rows' nonzeros x 8 bytes)")
+		jsonOut     = fs.String("json", "", "write metrics as JSON to `file`")
+		cpuProfile  = fs.String("cpuprofile", "", "write a CPU profile of training to `file` (go tool pprof)")
+		selectFolds = fs.Int("select-folds", 5, "with a list of K (-k 2,3,4): folds of the stratified cross-validation that chooses K")
 	)
 	fs.Var(&inner, "inner_label", "with --stream: the other label (default -1)")
 	if err := parse(fs, args); err != nil {
@@ -122,6 +130,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	spec, err := lf.build()
 	if err != nil {
 		return err
+	}
+	if len(lf.k) > 1 && *stream {
+		return usagef("choosing K from a list needs the data in memory; drop --stream or give one K")
+	}
+	if len(lf.k) > 1 && *selectFolds < 2 {
+		return usagef("--select-folds %d: want at least 2", *selectFolds)
 	}
 	if *stream && (spec.Name != learner.CPM || spec.OvO) {
 		return usagef("--stream is for binary cpm training; %s needs the data in memory", lf.describe())
@@ -171,6 +185,22 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if !*quiet {
 			fmt.Fprintf(stderr, "loaded %s: %d rows, %d nonzeros, %d features in %.2fs\n",
 				*trainPath, data.Rows(), data.NNZ(), met.Features, met.LoadSeconds)
+		}
+		if len(lf.k) > 1 {
+			k, choices, err := learner.SelectK(ctx, spec, data, lf.k, cv.Config{Reps: 1, Folds: *selectFolds, Seed: lf.seed})
+			if err != nil {
+				return err
+			}
+			for _, c := range choices {
+				met.KSelection = append(met.KSelection, kChoiceMetrics{K: c.K, AccuracyMean: c.Result.AccuracyMean})
+				if !*quiet {
+					fmt.Fprintf(stderr, "K=%d: %d-fold CV accuracy %.2f%%\n", c.K, *selectFolds, c.Result.AccuracyMean)
+				}
+			}
+			if !*quiet {
+				fmt.Fprintf(stderr, "chose K=%d\n", k)
+			}
+			spec = spec.WithK(k)
 		}
 		m, rep, err = learner.Train(ctx, spec, data)
 		if err != nil {
