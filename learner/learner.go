@@ -4,8 +4,9 @@
 // package only maps names, label conventions and seeds onto them.
 //
 // Label conventions differ between the papers and are kept: CPM puts its
-// outer label outside the polytope (f = max_k W_k x > 0), the Polyceptron
-// puts the positive class inside (h = min_k w_k·x > 0), perceptrons predict
+// outer label outside the polytope (f = max_k W_k x > 0), the Polyceptron,
+// PLUME and SPLA1 put the positive class inside (h = min_k w_k·x > 0; PLUME
+// when p(y=+1|x) > 1/2), perceptrons predict
 // the positive label for a positive score. Every predictor returns the
 // label itself, so predict and eval report labels the same way for all.
 package learner
@@ -18,6 +19,7 @@ import (
 
 	"github.com/polyhedral/cpm/cv"
 	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/plume"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -30,11 +32,13 @@ const (
 	KernelPerceptron  = "kperceptron"
 	PolyceptronOnline = "polyceptron-online"
 	PolyceptronBatch  = "polyceptron-batch"
+	PLUME             = "plume"
+	SPLA1             = "spla1"
 )
 
 // Names returns the learner names in the order the CLI lists them.
 func Names() []string {
-	return []string{CPM, Perceptron, KernelPerceptron, PolyceptronOnline, PolyceptronBatch}
+	return []string{CPM, Perceptron, KernelPerceptron, PolyceptronOnline, PolyceptronBatch, PLUME, SPLA1}
 }
 
 // Spec names a learner and holds the configuration of every learner; only
@@ -48,6 +52,7 @@ type Spec struct {
 	Perceptron  sgd.PerceptronConfig
 	Kernel      sgd.KernelConfig
 	Polyceptron sgd.PolyceptronConfig
+	PLUME       plume.Config // PLUME and SPLA1 (Hard is set by the name)
 
 	// Label, if set, picks the distinguished label of binary data: CPM's
 	// outer label, the perceptrons' positive label, the Polyceptron's
@@ -65,12 +70,13 @@ type Report struct {
 	Hyperplanes int  // hyperplanes of the model (0 for the kernel perceptron)
 	Support     int  // kernel perceptron: support rows kept
 	TrainError  float64
+	LogLik      []float64   // PLUME, SPLA1: log-likelihood after each EM iteration
 	CPM         *sgd.Report // the CPM trainer's own report
 }
 
 // WithSeed returns s with every learner's seed set to seed.
 func (s Spec) WithSeed(seed uint64) Spec {
-	s.CPM.Seed, s.Perceptron.Seed, s.Kernel.Seed, s.Polyceptron.Seed = seed, seed, seed, seed
+	s.CPM.Seed, s.Perceptron.Seed, s.Kernel.Seed, s.Polyceptron.Seed, s.PLUME.Seed = seed, seed, seed, seed, seed
 	return s
 }
 
@@ -147,6 +153,17 @@ func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Rep
 			rep.Mistakes += n
 		}
 		rep.Hyperplanes = m.K
+	case PLUME, SPLA1:
+		cfg := s.PLUME
+		cfg.Inside, cfg.Hard = s.Label, s.name() == SPLA1
+		p, r, err := plume.Train(ctx, cfg, data)
+		if err != nil {
+			return nil, nil, err
+		}
+		m = p.Model()
+		rep.Epochs, rep.Converged, rep.TrainError = r.Iterations, r.Converged, r.TrainError
+		rep.Hyperplanes = m.K
+		rep.LogLik = r.LogLik
 	default:
 		return nil, nil, fmt.Errorf("learner: unknown learner %q (want one of %v)", s.Name, Names())
 	}
@@ -174,6 +191,12 @@ func NewPredictor(m *model.Model) (Predictor, error) {
 			return nil, err
 		}
 		return kernelPredictor{p.NewKernelPredictor()}, nil
+	case PLUME, SPLA1:
+		p, err := plume.FromModel(m)
+		if err != nil {
+			return nil, err
+		}
+		return p.NewPredictor(), nil
 	}
 	return nil, fmt.Errorf("learner: model of unknown learner %q (this build knows %v)", m.Learner, Names())
 }
@@ -217,7 +240,7 @@ func Known(name string) bool { return slices.Contains(Names(), name) }
 // WithK returns s with the number of faces (CPM), hyperplanes (Polyceptron)
 // or experts set to k.
 func (s Spec) WithK(k int) Spec {
-	s.CPM.K, s.Polyceptron.K = k, k
+	s.CPM.K, s.Polyceptron.K, s.PLUME.K = k, k, k
 	return s
 }
 
@@ -248,4 +271,10 @@ func SelectK(ctx context.Context, s Spec, data *sparsevec.CSR, ks []int, cfg cv.
 		}
 	}
 	return out[best].K, out, nil
+}
+
+// Probabilist is implemented by predictors that give class probabilities
+// (PLUME, SPLA1): Proba returns p(y = Classes[0] | x).
+type Probabilist interface {
+	Proba(x sparsevec.Vector) float64
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/polyhedral/cpm/cv"
 	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/plume"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
@@ -30,6 +31,8 @@ func specs() map[string]Spec {
 		KernelPerceptron:  {Name: KernelPerceptron, Kernel: sgd.KernelConfig{Kernel: sgd.Kernel{Kind: sgd.RBFKernel, Sigma: 1}, Epochs: 20}},
 		PolyceptronOnline: {Name: PolyceptronOnline, Polyceptron: sgd.PolyceptronConfig{K: 2, Epochs: 20}},
 		PolyceptronBatch:  {Name: PolyceptronBatch, Polyceptron: sgd.PolyceptronConfig{K: 2, Gamma: 10}},
+		PLUME:             {Name: PLUME, PLUME: plume.Config{K: 2, MStep: plume.BFGS}},
+		SPLA1:             {Name: SPLA1, PLUME: plume.Config{K: 2}},
 	}
 }
 
@@ -39,6 +42,9 @@ func TestEveryLearnerRoundTrips(t *testing.T) {
 	data := load(t, "ionosphere.libsvm")
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
+			if _, ok := specs()[name]; !ok {
+				t.Fatalf("no test spec for learner %q", name)
+			}
 			m, rep, err := Train(context.Background(), specs()[name].WithSeed(3), data)
 			if err != nil {
 				t.Fatal(err)
@@ -112,7 +118,7 @@ func TestMulticlassDataTrainsMulticlassFormOrRefuses(t *testing.T) {
 func TestLabelPicksDistinguishedClass(t *testing.T) {
 	data := load(t, "heart_scale.libsvm")
 	minus := float32(-1)
-	for _, name := range []string{CPM, Perceptron, PolyceptronOnline, PolyceptronBatch} {
+	for _, name := range []string{CPM, Perceptron, PolyceptronOnline, PolyceptronBatch, PLUME, SPLA1} {
 		s := specs()[name]
 		s.Label = &minus
 		m, _, err := Train(context.Background(), s, data)

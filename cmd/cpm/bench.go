@@ -13,6 +13,7 @@ import (
 
 	"github.com/polyhedral/cpm/cv"
 	"github.com/polyhedral/cpm/learner"
+	"github.com/polyhedral/cpm/plume"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
@@ -32,7 +33,7 @@ type paperFigure struct {
 
 // benchRow is one line of a seed paper's table and how we run it.
 type benchRow struct {
-	Table   string // "polyceptron" (000 Table 2) or "kperceptron" (002 Tables II-III)
+	Table   string // "plume" (003 Table 1), "polyceptron" (000 Table 2) or "kperceptron" (002 Tables II-III)
 	Data    string // data set name
 	Method  string // as the paper names it, plus our settings
 	Spec    learner.Spec
@@ -50,9 +51,9 @@ type benchResult struct {
 	Ours    *cv.Result  `json:"ours"`
 }
 
-// seedRows returns the rows of `cpm bench seeds`: Table 2 of Manwani &
-// Sastry's Polyceptron paper and Tables II-III of Xu & Zhang's kernel
-// perceptron paper. Batch Polyceptron runs twice: with the paper's
+// seedRows returns the rows of `cpm bench seeds`: Table 1 of the PLUME
+// paper (Ionosphere and Heart), Table 2 of Manwani & Sastry's Polyceptron
+// paper and Tables II-III of Xu & Zhang's kernel perceptron paper. Batch Polyceptron runs twice: with the paper's
 // settings (η = 0.1, γ = 50, one initialisation) and with γ, restarts and
 // scaling chosen by a coarse grid under the same 10×10-fold protocol (the
 // paper also chose its parameters by ten-fold cross-validation), so the
@@ -76,7 +77,28 @@ func seedRows() []benchRow {
 	lin := func(epochs int) learner.Spec {
 		return learner.Spec{Name: learner.Perceptron, Perceptron: sgd.PerceptronConfig{Epochs: epochs}}
 	}
+	pl := func(name string, k int, ms plume.MStep) learner.Spec {
+		return learner.Spec{Name: name, PLUME: plume.Config{K: k, MStep: ms}}
+	}
+	cpmRow := func(k int) learner.Spec {
+		return learner.Spec{Name: learner.CPM, CPM: sgd.Config{K: k, Iterations: 200_000, DoubleSided: true, Workers: 1}}
+	}
 	return []benchRow{
+		{"plume", "Ionosphere", "SPLA1 (GA) K=3", pl(learner.SPLA1, 3, plume.GradientAscent), false, paperFigure{Mean: 90.78, Std: 1.48, Seconds: 0.19}},
+		{"plume", "Ionosphere", "SPLA1 (Newton) K=2", pl(learner.SPLA1, 2, plume.Newton), false, paperFigure{Mean: 88.36, Std: 1.24, Seconds: 0.20}},
+		{"plume", "Ionosphere", "SPLA1 (BFGS) K=2", pl(learner.SPLA1, 2, plume.BFGS), false, paperFigure{Mean: 88.97, Std: 1.51, Seconds: 0.09}},
+		{"plume", "Ionosphere", "PLUME (GA) K=3", pl(learner.PLUME, 3, plume.GradientAscent), false, paperFigure{Mean: 89.86, Std: 1.14, Seconds: 1.89}},
+		{"plume", "Ionosphere", "PLUME (Newton) K=3", pl(learner.PLUME, 3, plume.Newton), false, paperFigure{Mean: 88.92, Std: 1.33, Seconds: 5.91}},
+		{"plume", "Ionosphere", "PLUME (BFGS) K=2", pl(learner.PLUME, 2, plume.BFGS), false, paperFigure{Mean: 88.10, Std: 1.65, Seconds: 0.027}},
+		{"plume", "Ionosphere", "CPM K=2 (double-sided, T=200k)", cpmRow(2), false, paperFigure{Mean: 85.61, Std: 1.79, Seconds: 29.35}},
+		{"plume", "Heart", "SPLA1 (GA) K=2", pl(learner.SPLA1, 2, plume.GradientAscent), false, paperFigure{Mean: 83.78, Std: 1.50, Seconds: 0.14}},
+		{"plume", "Heart", "SPLA1 (Newton) K=2", pl(learner.SPLA1, 2, plume.Newton), false, paperFigure{Mean: 83.70, Std: 1.72, Seconds: 0.04}},
+		{"plume", "Heart", "SPLA1 (BFGS) K=2", pl(learner.SPLA1, 2, plume.BFGS), false, paperFigure{Mean: 83.63, Std: 1.30, Seconds: 0.09}},
+		{"plume", "Heart", "PLUME (GA) K=2", pl(learner.PLUME, 2, plume.GradientAscent), false, paperFigure{Mean: 83.25, Std: 2.19, Seconds: 0.72}},
+		{"plume", "Heart", "PLUME (Newton) K=2", pl(learner.PLUME, 2, plume.Newton), false, paperFigure{Mean: 84.07, Std: 2.32, Seconds: 1.09}},
+		{"plume", "Heart", "PLUME (BFGS) K=2", pl(learner.PLUME, 2, plume.BFGS), false, paperFigure{Mean: 83.05, Std: 2.13, Seconds: 0.02}},
+		{"plume", "Heart", "CPM K=4 (double-sided, T=200k)", cpmRow(4), false, paperFigure{Mean: 77.44, Std: 4.29, Seconds: 23.28}},
+
 		{"polyceptron", "Dataset 1", "Batch Polyceptron K=3 (paper: γ=50)", poly(3, paperBatch), false, paperFigure{Mean: 95.05, Std: 0.94, Seconds: 0.03}},
 		{"polyceptron", "Dataset 1", "Batch Polyceptron K=3 (γ=10, 10 restarts)", poly(3, tuned), false, paperFigure{Mean: 95.05, Std: 0.94, Seconds: 0.03}},
 		{"polyceptron", "Dataset 1", "Online Polyceptron K=3, 300 passes", online(3, 300), false, paperFigure{Mean: 89.08, Std: 0.91, Seconds: 1.55}},
@@ -108,6 +130,7 @@ var benchFiles = map[string]string{
 	"Ionosphere":    "ionosphere.libsvm",
 	"Breast Cancer": "breast-cancer.libsvm",
 	"Iris":          "iris.libsvm",
+	"Heart":         "heart_scale.libsvm",
 	"Vowel":         "vowel.libsvm",
 }
 
@@ -196,7 +219,11 @@ func printSeedTables(w io.Writer, results []benchResult, reps, folds int) {
 		if !header[r.Table] {
 			header[r.Table] = true
 			switch r.Table {
+			case "plume":
+				fmt.Fprintf(tw, "\nPLUME (Table 1): accuracy %%, %d x %d-fold CV, mean ± std over repetitions\n", reps, folds)
+				fmt.Fprintln(tw, "data\tmethod\tours: accuracy\ttime/fit (s)\t# hyps\tpaper: accuracy\ttime (s)\t")
 			case "polyceptron":
+				tw.Flush()
 				fmt.Fprintf(tw, "\nPolyceptron (Manwani & Sastry, Table 2): accuracy %%, %d x %d-fold CV, mean ± std over repetitions\n", reps, folds)
 				fmt.Fprintln(tw, "data\tmethod\tours: accuracy\ttime/fit (s)\t# hyps\tpaper: accuracy\ttime (s)\t")
 			case "kperceptron":
@@ -207,8 +234,8 @@ func printSeedTables(w io.Writer, results []benchResult, reps, folds int) {
 		}
 		o, p := r.Ours, r.Paper
 		switch r.Table {
-		case "polyceptron":
-			fmt.Fprintf(tw, "%s\t%s\t%.2f ± %.2f\t%.4f\t%.0f\t%.2f ± %.2f\t%.2f\t\n", r.Data, r.Method,
+		case "plume", "polyceptron":
+			fmt.Fprintf(tw, "%s\t%s\t%.2f ± %.2f\t%.4f\t%.0f\t%.2f ± %.2f\t%.3g\t\n", r.Data, r.Method,
 				o.AccuracyMean, o.AccuracyStd, o.TrainSecondsMean, o.HyperplanesMean, p.Mean, p.Std, p.Seconds)
 		case "kperceptron":
 			fmt.Fprintf(tw, "%s\t%s\t%.2f ± %.2f\t%.2f ± %.2f\t%.4f\t%.2f ± %.2f\t%.2f ± %.2f\t\n", r.Data, r.Method,

@@ -42,10 +42,14 @@ func (r *evalResult) classIndex(y float32) int {
 // evaluate streams the rows of path through model m, counting errors, the
 // confusion matrix and face assignments; with scoresPath it writes one
 // line per row: "score face" (binary) or the predicted label (one-vs-one).
-func evaluate(ctx context.Context, m *model.Model, path, scoresPath string) (*evalResult, error) {
+func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, proba bool) (*evalResult, error) {
 	c, err := learner.NewPredictor(m)
 	if err != nil {
 		return nil, err
+	}
+	pr, hasProba := c.(learner.Probabilist)
+	if proba && !hasProba {
+		return nil, usagef("--proba: a %s model gives no probabilities (plume and spla1 do)", m.Learner)
 	}
 	multi := learner.IsMulticlass(m)
 	ordered := slices.Clone(m.Classes)
@@ -101,6 +105,10 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string) (*ev
 					line = append(line, ' ')
 					line = strconv.AppendInt(line, int64(face), 10)
 				}
+				if proba {
+					line = append(line, ' ')
+					line = strconv.AppendFloat(line, pr.Proba(b.Row(r)), 'g', 6, 64)
+				}
 				line = append(line, '\n')
 				if _, err := out.Write(line); err != nil {
 					return nil, fmt.Errorf("writing scores: %w", err)
@@ -117,15 +125,19 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string) (*ev
 	return res, nil
 }
 
-const predictUsage = "cpm predict -m MODEL -c DATA [-s SCORES]"
+const predictUsage = "cpm predict -m MODEL -c DATA [-s SCORES [--proba]]"
 
 func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("predict", stderr, predictUsage)
 	modelPath := fs.String("m", "", "model `file`")
 	dataPath := fs.String("c", "", "data `file` to score (LIBSVM; labels are used for the error report)")
-	scores := fs.String("s", "", "write one line per row to `file`: score and assigned face (the predicted label for one-vs-one)")
+	scores := fs.String("s", "", "write one line per row to `file`: score and assigned face (the predicted label for multiclass models)")
+	proba := fs.Bool("proba", false, "with -s: append p(y = positive label | x) to each line (plume, spla1)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *proba && *scores == "" {
+		return usagef("--proba needs -s SCORES")
 	}
 	if *dataPath == "" && fs.NArg() == 1 {
 		*dataPath = fs.Arg(0)
@@ -135,17 +147,17 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *modelPath == "" || *dataPath == "" {
 		return usagef("need -m MODEL and -c DATA")
 	}
-	return scoreWithModel(ctx, stdout, *modelPath, *dataPath, *scores)
+	return scoreWithModel(ctx, stdout, *modelPath, *dataPath, *scores, *proba)
 }
 
 // scoreWithModel loads a model, scores a labelled file with it (writing
 // per-row scores if scoresPath is set) and prints the error rate.
-func scoreWithModel(ctx context.Context, stdout io.Writer, modelPath, dataPath, scoresPath string) error {
+func scoreWithModel(ctx context.Context, stdout io.Writer, modelPath, dataPath, scoresPath string, proba bool) error {
 	m, err := model.Load(modelPath)
 	if err != nil {
 		return err
 	}
-	res, err := evaluate(ctx, m, dataPath, scoresPath)
+	res, err := evaluate(ctx, m, dataPath, scoresPath, proba)
 	if err != nil {
 		return err
 	}
@@ -182,7 +194,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	res, err := evaluate(ctx, m, fs.Arg(0), "")
+	res, err := evaluate(ctx, m, fs.Arg(0), "", false)
 	if err != nil {
 		return err
 	}

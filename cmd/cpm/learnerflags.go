@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/polyhedral/cpm/learner"
+	"github.com/polyhedral/cpm/plume"
 	"github.com/polyhedral/cpm/sgd"
 )
 
@@ -26,6 +27,7 @@ type learnerFlags struct {
 	lift       string
 	step       float64
 	gamma      float64
+	mstep      string
 }
 
 func addLearnerFlags(fs *flag.FlagSet) *learnerFlags {
@@ -59,10 +61,15 @@ func addLearnerFlags(fs *flag.FlagSet) *learnerFlags {
 	fs.Float64Var(&s.Kernel.Kernel.Sigma, "sigma", 0, "kperceptron: RBF width sigma (default 1)")
 	fs.IntVar(&s.Kernel.CacheMB, "cache-mb", 0, "kperceptron: kernel-row cache bound in MiB (default 256)")
 	fs.Float64Var(&l.step, "step", 0, "polyceptron: step size eta (default 0.1 batch, 1 online)")
-	fs.Float64Var(&l.gamma, "gamma", 0, "polyceptron-batch: stop when the summed gradient norm falls below gamma (default 50)")
-	fs.IntVar(&s.Polyceptron.MaxIter, "max-iter", 0, "polyceptron-batch: maximum iterations (default 1000)")
+	fs.Float64Var(&l.gamma, "gamma", 0, "polyceptron-batch: stop when the summed gradient norm falls below gamma (default 50); plume: gate sharpness (default 1)")
+	fs.IntVar(&s.Polyceptron.MaxIter, "max-iter", 0, "polyceptron-batch: maximum iterations (default 1000); plume, spla1: maximum EM iterations (default 100)")
 	fs.BoolVar(&s.Polyceptron.Pocket, "pocket", false, "polyceptron-batch: at --max-iter, return the iterate with the fewest training mistakes, not the last")
-	fs.IntVar(&s.Polyceptron.Restarts, "restarts", 0, "polyceptron-batch: seeded initialisations; the one with the fewest training mistakes is kept (default 1)")
+	fs.IntVar(&s.Polyceptron.Restarts, "restarts", 0, "polyceptron-batch: seeded initialisations, the one with the fewest training mistakes is kept; plume, spla1: the highest log-likelihood is kept (default 1)")
+
+	// PLUME and SPLA1.
+	fs.StringVar(&l.mstep, "m-step", "ga", "plume, spla1: M-step ascent: ga (gradient ascent), newton, bfgs")
+	fs.Float64Var(&s.PLUME.Epsilon, "epsilon", 0, "plume, spla1: stop EM when the log-likelihood gain is below epsilon (default 5e-4 x rows)")
+	fs.IntVar(&s.PLUME.InnerIter, "inner-iter", 0, "plume, spla1: ascent steps per M-step (default 1)")
 	return l
 }
 
@@ -107,8 +114,19 @@ func (l *learnerFlags) build() (learner.Spec, error) {
 	s.Polyceptron.K, s.Polyceptron.Epochs, s.Polyceptron.Lift = k, l.epochs, lift
 	s.Polyceptron.Step, s.Polyceptron.Gamma = l.step, l.gamma
 	s.Polyceptron.Bias, s.Polyceptron.NoBias = l.bias, l.bias == 0
-	if l.name == learner.KernelPerceptron && lift != sgd.NoLift {
-		return s, usagef("--lift is for linear learners; the kernel perceptron has --kernel")
+	mstep, err := plume.ParseMStep(l.mstep)
+	if err != nil {
+		return s, usageError{err}
+	}
+	s.PLUME.K, s.PLUME.Gamma, s.PLUME.MStep = k, l.gamma, mstep
+	s.PLUME.MaxIter, s.PLUME.Restarts = s.Polyceptron.MaxIter, s.Polyceptron.Restarts
+	s.PLUME.Lambda = s.CPM.Lambda
+	s.PLUME.Bias, s.PLUME.NoBias = l.bias, l.bias == 0
+	if l.name == learner.SPLA1 && l.gamma != 0 {
+		return s, usagef("spla1 is PLUME's gamma -> infinity limit; --gamma does not apply")
+	}
+	if (l.name == learner.KernelPerceptron || l.name == learner.PLUME || l.name == learner.SPLA1) && lift != sgd.NoLift {
+		return s, usagef("--lift is for the perceptron and the Polyceptron")
 	}
 	return s.WithSeed(l.seed), nil
 }
@@ -118,6 +136,8 @@ func (l *learnerFlags) describe() string {
 	switch l.name {
 	case learner.KernelPerceptron:
 		return fmt.Sprintf("%s (%s kernel)", l.name, l.kernel)
+	case learner.PLUME, learner.SPLA1:
+		return fmt.Sprintf("%s (%s M-step)", l.name, l.mstep)
 	case learner.Perceptron, learner.PolyceptronOnline, learner.PolyceptronBatch:
 		if l.lift != "none" {
 			return fmt.Sprintf("%s (%s lift)", l.name, l.lift)

@@ -197,3 +197,44 @@ func TestTrainChoosesKFromList(t *testing.T) {
 		t.Errorf("cv -k 2,3: exit %d, want 2", code)
 	}
 }
+
+func TestPLUMEProbaAndRefusals(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ learner, mstep string }{{"plume", "ga"}, {"plume", "newton"}, {"plume", "bfgs"}, {"spla1", "bfgs"}} {
+		mp := filepath.Join(dir, tc.learner+tc.mstep)
+		mustRun(t, "train", "-q", "--learner", tc.learner, "--m-step", tc.mstep, "-k", "2", "-t", heart, "-o", mp)
+		sp := mp + ".scores"
+		mustRun(t, "predict", "-m", mp, "-c", heart, "-s", sp, "--proba")
+		b, _ := os.ReadFile(sp)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(lines) != 270 {
+			t.Fatalf("%s/%s: %d score lines, want 270", tc.learner, tc.mstep, len(lines))
+		}
+		for i, l := range lines {
+			f := strings.Fields(l)
+			var score, p float64
+			if len(f) != 3 || json.Unmarshal([]byte(f[0]), &score) != nil || json.Unmarshal([]byte(f[2]), &p) != nil {
+				t.Fatalf("line %d %q: want score, face, probability", i, l)
+			}
+			if p < 0 || p > 1 || (p > 0.5) != (score > 0) {
+				t.Fatalf("line %d %q: probability %v does not agree with score %v", i, l, p, score)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--learner", "spla1", "--gamma", "3"}, "does not apply"},
+		{[]string{"--learner", "plume", "--m-step", "lbfgs"}, "lbfgs"},
+		{[]string{"--learner", "plume", "--m-step", "newton", "-k", "300"}, "bfgs"},
+	} {
+		code, _, errs := cpm(t, append([]string{"train", "-q", "-t", heart, "-o", filepath.Join(dir, "x")}, tc.args...)...)
+		if code == 0 || !strings.Contains(strings.ToLower(errs), tc.want) {
+			t.Errorf("train %v: exit %d, stderr %q, want an error mentioning %q", tc.args, code, errs, tc.want)
+		}
+	}
+	if code, _, errs := cpm(t, "predict", "-m", filepath.Join(dir, "plumega"), "-c", heart, "--proba"); code != 2 || !strings.Contains(errs, "-s") {
+		t.Errorf("--proba without -s: exit %d, %q", code, errs)
+	}
+}

@@ -113,7 +113,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *testPath == "" {
 			return usagef("-m MODEL needs -c TEST")
 		}
-		return scoreWithModel(ctx, stdout, *modelIn, *testPath, *scoresOut)
+		return scoreWithModel(ctx, stdout, *modelIn, *testPath, *scoresOut, false)
 	}
 	if *trainPath == "" {
 		return usagef("no training data: give -t FILE")
@@ -219,6 +219,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprintf(stderr, "trained %d polytope(s), %d steps in %.2fs (%.2fM steps/s)\n",
 				len(r.Polytopes), r.Steps, r.Seconds, r.StepsPerSecond/1e6)
 		}
+	} else if !*quiet && len(rep.LogLik) > 0 {
+		fmt.Fprintf(stderr, "trained %s: %d EM iterations, log-likelihood %.4f, converged %v in %.3fs\n",
+			lf.describe(), rep.Epochs, rep.LogLik[len(rep.LogLik)-1], rep.Converged, rep.Seconds)
 	} else if !*quiet {
 		fmt.Fprintf(stderr, "trained %s: %d passes/iterations, %d updates, converged %v", lf.describe(), rep.Epochs, rep.Mistakes, rep.Converged)
 		if spec.Name == learner.KernelPerceptron {
@@ -233,7 +236,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *testPath != "" {
 		start := time.Now()
-		res, err := evaluate(ctx, m, *testPath, *scoresOut)
+		res, err := evaluate(ctx, m, *testPath, *scoresOut, false)
 		if err != nil {
 			return err
 		}
