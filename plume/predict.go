@@ -31,7 +31,7 @@ func (m *Model) NewPredictor() *Predictor {
 // eval scores x (features at or beyond the model's D have no weight) and
 // sets the log gates; it returns the gated face argmin_k w̃_k·x̃.
 func (p *Predictor) eval(x sparsevec.Vector) int {
-	x = clip(x, p.m.W.D)
+	x = x.Below(p.m.W.D)
 	scores(p.s, p.raw, p.m.W, p.m.Bias, x)
 	return logGate(p.lg, p.g, p.s, p.m.Gamma)
 }
@@ -60,18 +60,4 @@ func (p *Predictor) Proba(x sparsevec.Vector) float64 {
 		}
 	}
 	return s
-}
-
-// clip returns x without its trailing features at index >= d. A vector
-// with fewer values than indices is returned as it is, for Scores to
-// refuse.
-func clip(x sparsevec.Vector, d int) sparsevec.Vector {
-	if len(x.Val) < len(x.Idx) {
-		return x
-	}
-	n := len(x.Idx)
-	for n > 0 && int64(x.Idx[n-1]) >= int64(d) {
-		n--
-	}
-	return sparsevec.Vector{Idx: x.Idx[:n], Val: x.Val[:n]}
 }

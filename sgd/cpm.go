@@ -171,20 +171,10 @@ func (p *Polytope) Assigner() *assign.Assigner { return p.asg }
 // Score returns f(x) = max_k W_k x of the current weights.
 func (p *Polytope) Score(x sparsevec.Vector) float32 {
 	if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= p.W.D {
-		x = clip(x, p.W.D)
+		x = x.Below(p.W.D)
 	}
 	z := p.scores(x)
 	return p.score[z]
-}
-
-// clip drops the nonzeros of x whose index is not below d: features never
-// seen in training have zero weight.
-func clip(x sparsevec.Vector, d int) sparsevec.Vector {
-	n := len(x.Idx)
-	for n > 0 && int(x.Idx[n-1]) >= d {
-		n--
-	}
-	return sparsevec.Vector{Idx: x.Idx[:n], Val: x.Val[:n]}
 }
 
 // takeStats returns and resets the loss statistics.

@@ -85,9 +85,9 @@ func viewLinear(w *sparsevec.Matrix, bias float32, lift Lift, liftIdx uint32) *l
 // result may alias l's scratch and is valid until the next call.
 func (l *linear) prepare(x sparsevec.Vector) sparsevec.Vector {
 	if l.lift == NoLift {
-		return clip(x, l.w.D)
+		return x.Below(l.w.D)
 	}
-	x = clip(x, int(l.liftIdx))
+	x = x.Below(int(l.liftIdx))
 	var z float32
 	for _, v := range x.Val[:len(x.Idx)] {
 		z += v * v

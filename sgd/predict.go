@@ -75,7 +75,7 @@ func (c *Classifier) binary(i int, x sparsevec.Vector) (float32, int) {
 // ties at random). Features beyond the model's rows have zero weight.
 // Predict does not allocate.
 func (c *Classifier) Predict(x sparsevec.Vector) (label float32, score float32, face int) {
-	x = clip(x, c.m.D)
+	x = x.Below(c.m.D)
 	if !c.m.OvO {
 		s, f := c.binary(0, x)
 		if s > 0 {

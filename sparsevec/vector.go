@@ -25,6 +25,22 @@ func (v Vector) MaxIndex() uint32 {
 	return v.Idx[len(v.Idx)-1]
 }
 
+// Below returns the prefix of v whose indices are below d: the features a
+// d-row weight matrix knows (features never seen in training have zero
+// weight). Indices are ascending, so it trims from the end without
+// copying. A v with fewer values than indices is returned unchanged, for
+// the kernels to refuse.
+func (v Vector) Below(d int) Vector {
+	if len(v.Val) < len(v.Idx) {
+		return v
+	}
+	n := len(v.Idx)
+	for n > 0 && int64(v.Idx[n-1]) >= int64(d) {
+		n--
+	}
+	return Vector{Idx: v.Idx[:n], Val: v.Val[:n]}
+}
+
 // SqNorm returns Σ v_i², accumulated in float64.
 func (v Vector) SqNorm() float64 {
 	var s float64

@@ -133,3 +133,16 @@ func TestVectorAllocs(t *testing.T) {
 	}
 	_ = fmt.Sprint(sink)
 }
+
+func TestBelow(t *testing.T) {
+	v := Vector{Idx: []uint32{1, 4, 9}, Val: []float32{1, 2, 3}}
+	for _, tc := range []struct{ d, want int }{{0, 0}, {1, 0}, {2, 1}, {5, 2}, {9, 2}, {10, 3}} {
+		if got := v.Below(tc.d); got.Len() != tc.want || len(got.Val) != tc.want {
+			t.Errorf("Below(%d) kept %d indices and %d values, want %d", tc.d, got.Len(), len(got.Val), tc.want)
+		}
+	}
+	short := Vector{Idx: []uint32{1, 2}, Val: []float32{1}}
+	if got := short.Below(1); got.Len() != 2 {
+		t.Error("a malformed vector must be returned unchanged for the kernels to refuse")
+	}
+}
