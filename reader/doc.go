@@ -1,5 +1,6 @@
 // Package reader reads sparse training data in LIBSVM text format, plain or
-// compressed, into sparsevec rows and CSR blocks.
+// compressed, or in Apache Arrow IPC or Parquet form, into sparsevec rows
+// and CSR blocks, and writes it back in any of these formats.
 //
 // # Format
 //
@@ -45,6 +46,59 @@
 //   - Stream hands out CSR blocks of a fixed number of rows for data that
 //     does not fit in memory, with the same parallel pipeline running ahead
 //     and a fixed pool of reusable blocks, so memory stays bounded.
+//
+// # Arrow and Parquet
+//
+// OpenBlocks, Load and CreateBlocks also read and write Apache Arrow IPC
+// (file and stream format, bodies uncompressed or compressed with zstd or
+// lz4) and Parquet (column chunks uncompressed or compressed with zstd or
+// snappy). Both hold exactly two columns, in this order:
+//
+//	label:    float32
+//	features: list<item: struct<index: uint32, value: float32>>
+//
+// One list per row; the list offsets are the CSR row pointers and the
+// struct's children are the index and value arrays. The list's item field
+// may have any name; the struct's children must be named index and value
+// (in either order). The rules of the text format hold: indices are
+// LIBSVM's 1-based indices as stored (0 is invalid, at most MaxIndex),
+// strictly ascending within a row; labels and values are finite; explicit
+// zeros are kept. Fields may be declared nullable but must hold no nulls.
+// Any other schema (a missing, extra or misplaced column, another type,
+// large_list, dictionary encoding) is a *SchemaError naming the column.
+// Schema returns the schema that CreateBlocks writes, with nothing
+// nullable.
+//
+// Each Arrow record batch is one block, read without copying where the
+// types allow: the block's Labels, Idx and Val are the batch's Arrow arrays
+// themselves (sliced to the batch's range), and only Ptr is converted from
+// the int32 list offsets; the block keeps its batch alive until Release.
+// Each Parquet row group (or each 2^20 rows of a larger one) is one block,
+// decoded by parquet/file's column readers straight into the block's
+// arrays, which are reused after Release. At most StreamBlocks blocks may
+// be held at once. Every row is validated as it is handed out; a bad row is
+// a *RowError holding the 1-based row number counted from the start of the
+// file. A batch holds at most MaxBatchNNZ nonzeros.
+//
+// Truncated or corrupt files are errors wrapping ErrCorrupt. The ways the
+// Arrow and Parquet libraries fail on corrupt input that corrupting files
+// turned up are guarded against: their panics are recovered; the
+// flatbuffers of an Arrow schema, the Arrow file footer and the lengths of
+// each stream message are checked against the bytes that hold them before
+// the library trusts them (it would otherwise reserve whatever a length
+// claims, a fatal out-of-memory, or recurse forever); each allocation of
+// the libraries is capped at 1 GiB or 1024 times the file size, whichever
+// is larger; and the level streams of each Parquet data page are checked
+// before the column reader, which loops forever on a short one, decodes
+// them. Parquet's Thrift metadata and DELTA_BINARY_PACKED pages are left to
+// the library. An Arrow stream cut exactly between two messages cannot be
+// told from a complete one (the end-of-stream marker is optional); the file
+// format and Parquet detect truncation.
+//
+// CreateBlocks writes LIBSVM text, Arrow IPC files and streams (bodies
+// compressed with zstd by default, or lz4, or not at all) and Parquet
+// (column chunks compressed with zstd by default, or snappy, or not at
+// all; version 2 data pages), in batches of WithBatchRows rows.
 //
 // # Errors
 //

@@ -7,8 +7,10 @@ import (
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// Load reads the whole LIBSVM file at path (see Open: compressed or not, "-"
-// for standard input) into one CSR.
+// Load reads the whole file at path into one CSR. The file may be LIBSVM
+// text (see Open: compressed or not, "-" for standard input) or any other
+// format DetectFormat recognises (Arrow IPC, Parquet, the binary cache),
+// which is read through OpenBlocks.
 //
 // One goroutine reads and decompresses the input into chunks of whole
 // lines (WithChunkBytes); WithWorkers goroutines (default GOMAXPROCS) parse
@@ -17,6 +19,13 @@ import (
 // with its absolute line number, and every goroutine has ended when Load
 // returns. An empty input gives a CSR with no rows.
 func Load(path string, opts ...Option) (*sparsevec.CSR, error) {
+	if f, err := DetectFormat(path); err == nil && f != LIBSVM {
+		b, err := OpenBlocks(path, 1<<16, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return ReadAll(b)
+	}
 	rc, err := Open(path)
 	if err != nil {
 		return nil, err

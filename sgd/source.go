@@ -160,6 +160,7 @@ type StreamSource struct {
 	epoch   int
 	rows    int // rows per pass, known after the first pass (0 before)
 	done    int // rows emitted in this pass
+	pick    int // index into pending drawn for the next step, or -1
 }
 
 // NewStreamSource returns a source that opens its input with open, keeps a
@@ -169,7 +170,7 @@ func NewStreamSource(open func() (Blocks, error), buffer int, seed, stream uint6
 	if buffer < 1 {
 		buffer = 1
 	}
-	s := &StreamSource{open: open, buffer: buffer, rng: rand.NewPCG(seed, stream)}
+	s := &StreamSource{open: open, buffer: buffer, rng: rand.NewPCG(seed, stream), pick: -1}
 	b, err := open()
 	if err != nil {
 		return nil, err
@@ -261,12 +262,25 @@ func (s *StreamSource) Next() (sparsevec.Vector, float32, int, error) {
 			return sparsevec.Vector{}, 0, 0, errors.New("sgd: training input has no rows on a later pass")
 		}
 	}
-	k := randIndex(s.rng, len(s.pending))
+	k := s.pick
+	if k < 0 || k >= len(s.pending) {
+		k = randIndex(s.rng, len(s.pending))
+	}
 	e := s.pending[k]
 	s.pending[k] = s.pending[len(s.pending)-1]
 	s.pending = s.pending[:len(s.pending)-1]
 	s.live -= e.n
 	s.done++
+	// Draw the next step's row now, among the rows held after this one
+	// leaves, and start loading it: the buffer is tens of megabytes read
+	// at random, so without the prefetch every step waits for memory.
+	// The row read in by the next fill joins the draw after that.
+	s.pick = -1
+	if n := len(s.pending); n > 0 {
+		s.pick = randIndex(s.rng, n)
+		f := s.pending[s.pick]
+		sparsevec.Vector{Idx: s.idx[f.off : f.off+f.n], Val: s.val[f.off : f.off+f.n]}.Prefetch()
+	}
 	x := sparsevec.Vector{Idx: s.idx[e.off : e.off+e.n : e.off+e.n], Val: s.val[e.off : e.off+e.n : e.off+e.n]}
 	return x, e.label, e.id, nil
 }

@@ -34,8 +34,9 @@ type task struct {
 	name   string
 	outer  float32
 	source func() (Source, error)
-	d      int // initial feature rows (grown on demand)
-	ids    int // row ids to reserve in ASSIGN's dictionary
+	d      int    // initial feature rows (grown on demand)
+	ids    int    // row ids to reserve in ASSIGN's dictionary
+	leave  func() // if set, called when the task reads no more
 }
 
 // mix derives the PCG stream of task i, so that every polytope's row order
@@ -54,6 +55,9 @@ func (t *task) run(ctx context.Context, cfg Config) (*Polytope, error) {
 		return nil, err
 	}
 	p.asg.Reserve(t.ids)
+	if t.leave != nil {
+		defer t.leave()
+	}
 	src, err := t.source()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t.name, err)
@@ -227,17 +231,39 @@ func memTask(cfg Config, data *sparsevec.CSR, rows []int32, name string, outer f
 	}
 }
 
+// Input opens the passes of streamed training data for each polytope.
+// Open is called at the start of every pass; a polytope calls Leave when it
+// will open no more passes, so that an Input sharing passes among polytopes
+// (reader.Passes) stops waiting for it.
+type Input interface {
+	Open(polytope int) (Blocks, error)
+	Leave(polytope int)
+}
+
+// OpenFunc is an Input whose polytopes each open their own passes with the
+// function.
+type OpenFunc func() (Blocks, error)
+
+// Open implements Input.
+func (f OpenFunc) Open(int) (Blocks, error) { return f() }
+
+// Leave implements Input.
+func (f OpenFunc) Leave(int) {}
+
 // TrainStream trains a binary CPM by repeated passes over an input too large
-// for memory: open opens a fresh pass, buffer is the shuffle buffer in rows.
+// for memory: in opens the passes, buffer is the shuffle buffer in rows.
 // Classes must be given as [outer, inner]; a row with any other label is an
-// error.
-func TrainStream(ctx context.Context, cfg Config, open func() (Blocks, error), buffer int, classes [2]float32) (*model.Model, *Report, error) {
+// error. Polytope 0 is the outer one, 1 the inner one of a double-sided CPM;
+// the Input may give both the same pass (reader.Passes), so that the input
+// is read once per pass for both.
+func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes [2]float32) (*model.Model, *Report, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, nil, err
 	}
 	mk := func(name string, outer float32, i int) task {
-		return task{name: name, outer: outer, d: 1, source: func() (Source, error) {
+		open := func() (Blocks, error) { return in.Open(i) }
+		return task{name: name, outer: outer, d: 1, leave: func() { in.Leave(i) }, source: func() (Source, error) {
 			s, err := NewStreamSource(open, buffer, cfg.Seed, mix(i))
 			if err != nil {
 				return nil, err

@@ -29,3 +29,14 @@ func (m *CSR) PrefetchPtr(r int) {
 	prefetchRange(unsafe.Pointer(&m.Ptr[r]), 16)
 	prefetchRange(unsafe.Pointer(&m.Labels[r]), 4)
 }
+
+// Prefetch asks the CPU to start loading the nonzeros of x into cache; see
+// PrefetchRow. It is a hint with no visible effect.
+func (x Vector) Prefetch() {
+	n := min(len(x.Idx), len(x.Val))
+	if n == 0 {
+		return
+	}
+	prefetchRange(unsafe.Pointer(&x.Idx[0]), uintptr(n)*4)
+	prefetchRange(unsafe.Pointer(&x.Val[0]), uintptr(n)*4)
+}

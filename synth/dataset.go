@@ -29,11 +29,11 @@ func datasets() []Dataset {
 	return []Dataset{
 		{
 			Name: "polyceptron-d1", Dim: 10, Region: polyceptronD1(), Rows: 1000,
-			Doc: "Polyceptron Dataset 1: uniform in [-1,1]^10, +1 inside 3 halfspaces (Manwani & Sastry, sec. 4.1)",
+			Doc: "generated Polyceptron Dataset 1: uniform in [-1,1]^10, +1 inside 3 halfspaces (Manwani & Sastry, sec. 4.1)",
 		},
 		{
 			Name: "polyceptron-d2", Dim: 20, Region: polyceptronD2(), Rows: 1000,
-			Doc: "Polyceptron Dataset 2: uniform in [-1,1]^20, +1 inside 4 halfspaces (Manwani & Sastry, sec. 4.1, lost minus signs restored)",
+			Doc: "generated Polyceptron Dataset 2: uniform in [-1,1]^20, +1 inside 4 halfspaces (Manwani & Sastry, sec. 4.1, lost minus signs restored)",
 		},
 	}
 }

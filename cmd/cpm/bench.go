@@ -20,7 +20,8 @@ import (
 	"github.com/polyhedral/cpm/synth"
 )
 
-const benchUsage = "cpm bench seeds [--data DIR] [-r REPS] [-f FOLDS] [--seed S] [--only TEXT] [--json FILE]"
+const benchUsage = `cpm bench seeds [--data DIR] [-r REPS] [-f FOLDS] [--seed S] [--only TEXT] [--json FILE]
+       cpm bench cpm-table [--data DIR] [--runs R] [--only NAME] [--tune] [--json FILE] (see cpm bench cpm-table -h)`
 
 // paperFigure is a published result: mean ± std of accuracy (Polyceptron
 // table) or of test and training error (kernel perceptron tables), and
@@ -135,6 +136,9 @@ var benchFiles = map[string]string{
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "cpm-table" {
+		return runCPMTable(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "seeds" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			fmt.Fprintf(stdout, "usage: %s\n", benchUsage)

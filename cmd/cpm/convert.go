@@ -4,22 +4,40 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-const convertUsage = `cpm convert --idx-images FILE --idx-labels FILE [--digit D] -o OUT
-       cpm convert INPUT [--digit D] -o OUT
+const convertUsage = `cpm convert --idx-images FILE --idx-labels FILE [--digit D] [flags] -o OUT
+       cpm convert INPUT [--digit D] [flags] -o OUT
 
-Converts the MNIST idx image and label files (plain or gzip/zstd/bzip2-
-compressed) to LIBSVM text: feature 1+row*cols+col = pixel/255, zero pixels
-omitted, label = the digit. With one LIBSVM INPUT instead, rewrites it, e.g.
-to recompress. OUT is compressed by its extension: .zst zstd, .gz gzip,
-anything else plain; "-" writes plain text to standard output. OUT appears
-only once complete (written to a temporary file, then renamed).`
+Converts sparse rows between formats. INPUT may be LIBSVM text (plain or
+gzip/zstd/bzip2-compressed), an Arrow IPC file or stream, or Parquet,
+detected from its content; it is read block by block, so it may be larger
+than memory. With --idx-images and --idx-labels instead, reads the MNIST idx
+image and label files (plain or compressed): feature 1+row*cols+col =
+pixel/255, zero pixels omitted, label = the digit.
+
+OUT's format follows its extension: .arrow, .feather or .ipc an Arrow IPC
+file; .arrows an Arrow IPC stream; .parquet or .pq Parquet; anything else
+LIBSVM text, compressed by the extension (.zst zstd, .gz gzip, else plain).
+"-" writes plain LIBSVM text to standard output. Arrow and Parquet hold two
+columns, label: float32 and features: list<struct<index: uint32, value:
+float32>>. OUT appears only once complete (written to a temporary file,
+then renamed).`
+
+// compressionsFor lists the --compression values each output format takes.
+var compressionsFor = map[reader.Format][]string{
+	reader.ArrowFile:   {"zstd", "lz4", "none"},
+	reader.ArrowStream: {"zstd", "lz4", "none"},
+	reader.Parquet:     {"zstd", "snappy", "none"},
+}
 
 // runConvert implements "cpm convert". It prints a one-line summary to
 // stderr and writes data to stdout only when OUT is "-".
@@ -28,7 +46,9 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	images := fs.String("idx-images", "", "MNIST idx3 image `file`, e.g. train-images-idx3-ubyte[.gz]")
 	labels := fs.String("idx-labels", "", "MNIST idx1 label `file`, e.g. train-labels-idx1-ubyte[.gz]")
 	digit := fs.String("digit", "", "one digit `D` in 0..9 against the rest: label D becomes +1, every other label -1 (default: keep the labels)")
-	out := fs.String("o", "", "output `file` (.zst, .gz, plain; - for standard output)")
+	out := fs.String("o", "", "output `file` (.arrow, .arrows, .parquet, or LIBSVM: .zst, .gz, plain; - for standard output)")
+	compression := fs.String("compression", "", "`codec` of Arrow bodies (zstd, lz4, none) or Parquet column chunks (zstd, snappy, none); default zstd. LIBSVM output is compressed by its extension")
+	batchRows := fs.Int("batch-rows", 0, "`rows` per Arrow record batch or Parquet row group (default 65536)")
 	inputs, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -43,46 +63,109 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	case idx && len(inputs) > 0:
 		return usagef("positional input %q given with --idx-images/--idx-labels", inputs[0])
 	case !idx && len(inputs) != 1:
-		return usagef("want --idx-images and --idx-labels, or exactly one LIBSVM input; got %d inputs", len(inputs))
+		return usagef("want --idx-images and --idx-labels, or exactly one INPUT; got %d inputs", len(inputs))
+	case *batchRows < 0:
+		return usagef("--batch-rows %d: want a positive number of rows", *batchRows)
 	}
 	oneVsRest := *digit != ""
 	d, err := strconv.Atoi(*digit)
 	if oneVsRest && (err != nil || d < 0 || d > 9) {
 		return usagef("--digit %q: want a digit 0..9", *digit)
 	}
-
-	start := time.Now()
-	var m *sparsevec.CSR
-	if idx {
-		m, err = reader.LoadIDX(*images, *labels)
-	} else {
-		m, err = reader.Load(inputs[0])
+	format := reader.FormatForOutput(*out)
+	if *out == "-" {
+		format = reader.LIBSVM
 	}
-	if err != nil {
-		return fmt.Errorf("reading input: %w", err)
-	}
-	positives := 0
-	if oneVsRest {
-		for i, y := range m.Labels {
-			if y == float32(d) {
-				m.Labels[i] = 1
-				positives++
-			} else {
-				m.Labels[i] = -1
-			}
+	if *compression != "" {
+		names, ok := compressionsFor[format]
+		if !ok {
+			return usagef("--compression %q: %s output is compressed by its extension (.zst, .gz), not by --compression", *compression, format)
+		}
+		if !slices.Contains(names, *compression) {
+			return usagef("--compression %q: want one of %s for %s output", *compression, strings.Join(names, ", "), format)
 		}
 	}
 
-	size, err := convertWrite(m, *out, stdout)
-	if err != nil {
+	start := time.Now()
+	var src reader.BlockReader
+	if idx {
+		m, err := reader.LoadIDX(*images, *labels)
+		if err != nil {
+			return fmt.Errorf("reading input: %w", err)
+		}
+		src = &oneBlock{m: m}
+	} else {
+		src, err = reader.OpenBlocks(inputs[0], reader.DefaultBatchRows)
+		if err != nil {
+			return fmt.Errorf("reading input: %w", err)
+		}
+	}
+	defer src.Close()
+
+	var dst reader.BlockWriter
+	if *out == "-" {
+		cw := &convertCounter{w: stdout}
+		dst = &stdoutBlocks{cw: cw, w: reader.NewWriter(cw)}
+	} else {
+		dst, err = reader.CreateBlocks(*out, reader.WithCompression(*compression), reader.WithBatchRows(*batchRows))
+		if err != nil {
+			return err
+		}
+	}
+	defer dst.Abort() // removes the temporary file unless Close succeeded
+
+	var rows, nnz, dim, positives int
+	var relabeled sparsevec.CSR
+	for {
+		b, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading input: %w", err)
+		}
+		rows, nnz, dim = rows+b.Rows(), nnz+b.NNZ(), max(dim, b.Dim)
+		w := b
+		if oneVsRest {
+			// Blocks are read-only (they may alias the input's buffers):
+			// relabel a shallow copy.
+			scratch := relabeled.Labels[:0]
+			relabeled = *b
+			relabeled.Labels = scratch
+			for _, y := range b.Labels {
+				if y == float32(d) {
+					relabeled.Labels = append(relabeled.Labels, 1)
+					positives++
+				} else {
+					relabeled.Labels = append(relabeled.Labels, -1)
+				}
+			}
+			w = &relabeled
+		}
+		err = dst.Write(w)
+		src.Release(b)
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", *out, err)
+		}
+	}
+	if err := src.Close(); err != nil {
+		return fmt.Errorf("reading input: %w", err)
+	}
+	if err := dst.Close(); err != nil {
 		return err
 	}
-
-	fmt.Fprintf(stderr, "convert: %d rows, %d nonzeros, dim %d", m.Rows(), m.NNZ(), m.Dim)
-	if oneVsRest {
-		fmt.Fprintf(stderr, ", digit %d vs rest: %d positive, %d negative", d, positives, m.Rows()-positives)
+	var size int64
+	if sb, ok := dst.(*stdoutBlocks); ok {
+		size = sb.cw.n
+	} else if fi, err := os.Stat(*out); err == nil {
+		size = fi.Size()
 	}
-	fmt.Fprintf(stderr, " -> %s, %d bytes, %.2fs\n", *out, size, time.Since(start).Seconds())
+
+	fmt.Fprintf(stderr, "convert: %d rows, %d nonzeros, dim %d", rows, nnz, dim)
+	if oneVsRest {
+		fmt.Fprintf(stderr, ", digit %d vs rest: %d positive, %d negative", d, positives, rows-positives)
+	}
+	fmt.Fprintf(stderr, " -> %s (%s), %d bytes, %.2fs\n", *out, format, size, time.Since(start).Seconds())
 	return nil
 }
 
@@ -108,40 +191,47 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// convertWrite writes m as LIBSVM text to path (see reader.CreateCompressed;
-// "-" is stdout, uncompressed) and returns the number of bytes written.
-// Errors name the path.
-func convertWrite(m *sparsevec.CSR, path string, stdout io.Writer) (int64, error) {
-	if path == "-" {
-		cw := &convertCounter{w: stdout}
-		if err := convertRows(reader.NewWriter(cw), m); err != nil {
-			return cw.n, fmt.Errorf("writing standard output: %w", err)
-		}
-		return cw.n, nil
-	}
-	f, err := reader.CreateCompressed(path) // errors name the path
-	if err != nil {
-		return 0, err
-	}
-	defer f.Abort() // removes the temporary file unless Close succeeded
-	if err := convertRows(reader.NewWriter(f), m); err != nil {
-		return 0, fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return 0, err
-	}
-	return f.Written(), nil
+// oneBlock is a BlockReader over one CSR held in memory.
+type oneBlock struct {
+	m    *sparsevec.CSR
+	done bool
 }
 
-// convertRows writes every row of m to w and flushes it.
-func convertRows(w *reader.Writer, m *sparsevec.CSR) error {
-	for r := range m.Rows() {
-		if err := w.Write(m.Labels[r], m.Row(r)); err != nil {
+func (o *oneBlock) Next() (*sparsevec.CSR, error) {
+	if o.done {
+		return nil, io.EOF
+	}
+	o.done = true
+	return o.m, nil
+}
+
+func (o *oneBlock) Release(*sparsevec.CSR) {}
+func (o *oneBlock) Close() error           { return nil }
+
+// stdoutBlocks is a BlockWriter of LIBSVM text to standard output (or the
+// writer the tests give). Abort cannot take back what was written.
+type stdoutBlocks struct {
+	cw *convertCounter
+	w  *reader.Writer
+}
+
+func (s *stdoutBlocks) Write(b *sparsevec.CSR) error {
+	for r := range b.Rows() {
+		if err := s.w.Write(b.Labels[r], b.Row(r)); err != nil {
 			return err
 		}
 	}
-	return w.Flush()
+	return nil
 }
+
+func (s *stdoutBlocks) Close() error {
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("writing standard output: %w", err)
+	}
+	return nil
+}
+
+func (s *stdoutBlocks) Abort() {}
 
 // convertCounter counts the bytes written through it.
 type convertCounter struct {

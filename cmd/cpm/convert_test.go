@@ -189,3 +189,189 @@ func TestConvertErrors(t *testing.T) {
 		})
 	}
 }
+
+// convertSample is LIBSVM text with the cases a format can get wrong:
+// explicit zeros, empty rows, the largest index, extreme values.
+const convertSample = "1 3:0.5 9:-2\n-1\n2 1:1e-45 4294967295:3.4028235e+38\n0 2:0 5:0\n7 1:1\n-0 6:-1 7:1 8:2\n"
+
+// TestConvertFormats converts LIBSVM to every output format and
+// compression, then each result back to LIBSVM text on stdout, which must
+// equal the input.
+func TestConvertFormats(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.libsvm")
+	if err := os.WriteFile(in, []byte(convertSample), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		out    string
+		flags  []string
+		format reader.Format
+	}{
+		{"a.arrow", nil, reader.ArrowFile},
+		{"b.feather", []string{"--compression", "lz4", "--batch-rows", "2"}, reader.ArrowFile},
+		{"c.arrows", []string{"--compression", "none", "--batch-rows", "1"}, reader.ArrowStream},
+		{"d.parquet", []string{"--compression", "snappy", "--batch-rows", "4"}, reader.Parquet},
+		{"e.pq", []string{"--compression=zstd"}, reader.Parquet},
+		{"f.libsvm.gz", nil, reader.LIBSVM},
+	}
+	for _, tt := range tests {
+		t.Run(tt.out, func(t *testing.T) {
+			out := filepath.Join(dir, tt.out)
+			var stdout, stderr bytes.Buffer
+			if err := runConvert(append([]string{in, "-o", out}, tt.flags...), &stdout, &stderr); err != nil {
+				t.Fatal(err)
+			}
+			if f, err := reader.DetectFormat(out); err != nil || f != tt.format {
+				t.Errorf("output format %v (%v), want %v", f, err, tt.format)
+			}
+			for _, s := range []string{"6 rows", "10 nonzeros", "dim 4294967296", tt.format.String()} {
+				if !strings.Contains(stderr.String(), s) {
+					t.Errorf("summary %q lacks %q", stderr.String(), s)
+				}
+			}
+			stdout.Reset()
+			if err := runConvert([]string{out, "-o", "-"}, &stdout, &stderr); err != nil {
+				t.Fatal(err)
+			}
+			if stdout.String() != convertSample {
+				t.Errorf("round trip through %s gave\n%s\nwant\n%s", tt.out, stdout.String(), convertSample)
+			}
+		})
+	}
+}
+
+// TestConvertBatchRows checks that --batch-rows sets the record batch size.
+func TestConvertBatchRows(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.libsvm")
+	if err := os.WriteFile(in, []byte(convertSample), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.arrow")
+	var stdout, stderr bytes.Buffer
+	if err := runConvert([]string{in, "-o", out, "--batch-rows", "4"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	br, err := reader.OpenBlocks(out, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	var sizes []int
+	for {
+		b, err := br.Next()
+		if err != nil {
+			break
+		}
+		sizes = append(sizes, b.Rows())
+		br.Release(b)
+	}
+	if !slices.Equal(sizes, []int{4, 2}) {
+		t.Errorf("record batches of %v rows, want [4 2]", sizes)
+	}
+}
+
+// TestConvertDigitColumnar relabels rows read from Arrow and Parquet and
+// checks that the input file is left as it was.
+func TestConvertDigitColumnar(t *testing.T) {
+	dir := t.TempDir()
+	images, labels := convertFixture(t, dir)
+	for _, ext := range []string{".arrows", ".parquet"} {
+		t.Run(ext, func(t *testing.T) {
+			mid := filepath.Join(dir, "mnist"+ext)
+			var stdout, stderr bytes.Buffer
+			if err := runConvert([]string{"--idx-images", images, "--idx-labels", labels, "-o", mid}, &stdout, &stderr); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.ReadFile(mid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stderr.Reset()
+			if err := runConvert([]string{mid, "--digit", "2", "-o", "-"}, &stdout, &stderr); err != nil {
+				t.Fatal(err)
+			}
+			const want = "1 2:1\n-1 1:0.039215688 4:0.078431375\n1\n-1 1:0.003921569 2:0.007843138 3:0.011764706 4:0.015686275\n"
+			if stdout.String() != want {
+				t.Errorf("got\n%s\nwant\n%s", stdout.String(), want)
+			}
+			if !strings.Contains(stderr.String(), "2 positive, 2 negative") {
+				t.Errorf("summary %q", stderr.String())
+			}
+			after, err := os.ReadFile(mid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(before, after) {
+				t.Error("the input file changed")
+			}
+		})
+	}
+}
+
+// TestConvertColumnarErrors checks usage errors of the new flags, and that
+// a bad row in a columnar input leaves no output behind.
+func TestConvertColumnarErrors(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.libsvm")
+	if err := os.WriteFile(in, []byte(convertSample), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	usage := []struct {
+		name string
+		args []string
+	}{
+		{"lz4 parquet", []string{in, "-o", filepath.Join(dir, "x.parquet"), "--compression", "lz4"}},
+		{"snappy arrow", []string{in, "-o", filepath.Join(dir, "x.arrow"), "--compression", "snappy"}},
+		{"zstd libsvm", []string{in, "-o", filepath.Join(dir, "x.libsvm.zst"), "--compression", "zstd"}},
+		{"compression stdout", []string{in, "-o", "-", "--compression", "none"}},
+		{"bogus", []string{in, "-o", filepath.Join(dir, "x.arrow"), "--compression", "brotli"}},
+		{"negative batch", []string{in, "-o", filepath.Join(dir, "x.arrow"), "--batch-rows", "-1"}},
+	}
+	for _, tt := range usage {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := runConvert(tt.args, &stdout, &stderr)
+			if !errors.As(err, new(usageError)) {
+				t.Errorf("got %v, want a usage error", err)
+			}
+		})
+	}
+
+	// An Arrow input whose third row has index 0 (written as LIBSVM first
+	// would be refused, so flip an index in a converted file).
+	good := filepath.Join(dir, "good.arrow")
+	var stdout, stderr bytes.Buffer
+	if err := runConvert([]string{in, "-o", good, "--compression", "none"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Row 3's indices 1, 4294967295 are stored as 01 00 00 00 ff ff ff ff;
+	// make the 1 a 0.
+	i := bytes.Index(data, []byte{1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff})
+	if i < 0 {
+		t.Fatal("row 3's indices not found in the Arrow file")
+	}
+	data[i] = 0
+	bad := filepath.Join(dir, "bad.arrow")
+	if err := os.WriteFile(bad, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.parquet")
+	err = runConvert([]string{bad, "-o", out}, &stdout, &stderr)
+	var re *reader.RowError
+	if !errors.As(err, &re) || re.Row != 3 || !errors.Is(err, reader.ErrIndexZero) {
+		t.Fatalf("got %v, want a RowError at row 3 wrapping ErrIndexZero", err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("output exists after a failed convert: %v", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 3 {
+		t.Errorf("directory holds %d entries, want in, good and bad", len(ents))
+	}
+}

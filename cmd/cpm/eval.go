@@ -68,7 +68,7 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, prob
 		defer f.Close()
 		out = bufio.NewWriterSize(f, 1<<16)
 	}
-	st, err := reader.NewStream(path, 4096)
+	st, err := reader.OpenBlocks(path, 4096)
 	if err != nil {
 		return nil, err
 	}

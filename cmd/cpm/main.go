@@ -8,7 +8,10 @@
 //	cpm predict -m MODEL -c DATA [-s SCORES]          score rows
 //	cpm eval    -m MODEL [--json F] DATA              error rate, confusion, face counts
 //	cpm export  -m MODEL [-o TEXT]                    readable text dump of a model
-//	cpm convert --idx-images F --idx-labels F -o OUT  MNIST idx -> LIBSVM(.zst/.gz)
+//	cpm convert IN -o OUT                             any format -> any format (LIBSVM, Arrow, Parquet)
+//	cpm shard   -n N --shuffle IN OUTDIR              shuffled shards of an input larger than memory
+//	cpm gen     NAME -o OUT                           generated data at the papers' scale
+//	cpm bench   seeds | cpm-table                     the papers' tables, ours beside theirs
 //
 // Run `cpm COMMAND -h` for a command's flags. Exit status: 0 success,
 // 1 error while working (bad input data, I/O), 2 usage error, 130 interrupted.
@@ -42,13 +45,17 @@ usage:
   cpm export  -m MODEL [-o TEXT]                    readable text dump of a model
   cpm convert --idx-images F --idx-labels F [--digit D] -o OUT
                                                     MNIST idx files -> LIBSVM (.zst/.gz/plain)
+  cpm convert IN -o OUT                             between LIBSVM(.zst/.gz/plain), Arrow (.arrow,
+                                                    .arrows) and Parquet (.parquet)
   cpm cv      [--learner NAME] [-r R] [-f F] [--scale01] DATA
                                                     repeated stratified k-fold cross-validation
-  cpm gen     NAME [--rows N] [--seed S] -o OUT     synthetic data (polyceptron-d1, polyceptron-d2)
+  cpm gen     NAME [--rows N] [--seed S] -o OUT     generated data (cpm gen --help lists the names)
+  cpm shard   -n N [--shuffle --seed S] IN OUTDIR   split data into N compressed shards
   cpm bench   seeds [--data DIR]                    the seed papers' tables, side by side
+  cpm bench   cpm-table [--runs R]                  the CPM paper's Table 1 and one-vs-one MNIST
 
 Learners (cpm train --learner NAME): cpm (default), perceptron, kperceptron,
-polyceptron-online, polyceptron-batch.
+polyceptron-online, polyceptron-batch, plume, spla1.
 
 Data files are LIBSVM text, plain or zstd/gzip/bzip2-compressed (detected
 from the content); "-" reads standard input. Run "cpm COMMAND -h" for flags.
@@ -82,6 +89,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runCV(ctx, rest, stdout, stderr)
 	case "gen":
 		err = runGen(rest, stdout, stderr)
+	case "shard":
+		err = runShard(ctx, rest, stdout, stderr)
 	case "bench":
 		err = runBench(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":

@@ -16,7 +16,6 @@ import (
 	"github.com/polyhedral/cpm/cv"
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
-	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
 )
 
@@ -68,6 +67,7 @@ type trainMetrics struct {
 	Seed           uint64            `json:"seed"`
 	Polytopes      []polytopeMetrics `json:"polytopes,omitempty"`
 	KSelection     []kChoiceMetrics  `json:"k_selection,omitempty"`
+	Input          *inputMetrics     `json:"input,omitempty"`
 }
 
 type kChoiceMetrics struct {
@@ -90,7 +90,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var (
 		lf          = addLearnerFlags(fs)
 		inner       labelFlag
-		trainPath   = fs.String("t", "", "training data `file` (LIBSVM, plain/zstd/gzip/bzip2; - for stdin)")
+		trainPath   = fs.String("t", "", "training data: a `file` (LIBSVM plain/zstd/gzip/bzip2, Arrow IPC, Parquet, or a cache; - for stdin LIBSVM), or with --stream a shard directory or glob")
 		testPath    = fs.String("c", "", "test data `file`: after training, score it and report the error")
 		modelOut    = fs.String("o", "", "write the model to `file` (atomically)")
 		modelIn     = fs.String("m", "", "without -t: load this model `file` and score -c TEST with it (as the authors' tool)")
@@ -98,6 +98,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		quiet       = fs.Bool("q", false, "quiet: no progress lines")
 		stream      = fs.Bool("stream", false, "cpm: do not load the data into memory: repeated passes through a bounded shuffle buffer")
 		buffer      = fs.Int("buffer", 1<<15, "with --stream: shuffle buffer size in `rows` (memory: about 2x the rows' nonzeros x 8 bytes)")
+		cacheFile   = fs.String("cache", "", "binary row cache `file` (*.cpmcache), or auto for TRAIN.cpmcache: written by the first read of TRAIN, read instead of TRAIN while it matches TRAIN's size, mtime and first 64 KiB")
+		readers     = fs.Int("readers", 2, "with --stream and a shard set: parallel shard `readers`")
 		jsonOut     = fs.String("json", "", "write metrics as JSON to `file`")
 		cpuProfile  = fs.String("cpuprofile", "", "write a CPU profile of training to `file` (go tool pprof)")
 		selectFolds = fs.Int("select-folds", 5, "with a list of K (-k 2,3,4): folds of the stratified cross-validation that chooses K")
@@ -167,16 +169,27 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if classes[0] == classes[1] {
 			return usagef("outer and inner labels are both %v", classes[0])
 		}
-		open := func() (sgd.Blocks, error) { return reader.NewStream(*trainPath, 4096) }
+		in, err := newInput(*trainPath, *cacheFile, *readers, stderr, *quiet)
+		if err != nil {
+			return err
+		}
+		sides := 1
+		if spec.CPM.DoubleSided {
+			sides = 2
+		}
 		var r *sgd.Report
-		m, r, err = sgd.TrainStream(ctx, spec.CPM, open, *buffer, classes)
+		m, r, err = sgd.TrainStream(ctx, spec.CPM, in.sgdInput(sides), *buffer, classes)
 		if err != nil {
 			return err
 		}
 		rep = &learner.Report{Learner: learner.CPM, Seconds: r.Seconds, CPM: r, Hyperplanes: len(m.Weights) * m.K}
+		met.Input = in.metrics(r.Seconds)
+		if !*quiet {
+			in.printSplit(stderr, r.Seconds)
+		}
 	} else {
 		start := time.Now()
-		data, err := reader.Load(*trainPath)
+		data, err := loadTraining(*trainPath, *cacheFile, stderr, *quiet)
 		if err != nil {
 			return err
 		}

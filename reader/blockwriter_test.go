@@ -1,0 +1,477 @@
+package reader
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// sampleLabels are labels with awkward bit patterns, -0 included.
+var sampleLabels = []float32{1, -1, 0, float32(math.Copysign(0, -1)), 2.5, 1e-45, math.MaxFloat32, -7}
+
+// sampleCSR returns rows covering the cases a format can get wrong: empty
+// rows, rows with one nonzero, index 4294967295, explicit zeros, denormal
+// and extreme values, and random sparse rows. All randomness comes from rng.
+func sampleCSR(rng *rand.Rand, rows int) *sparsevec.CSR {
+	m := &sparsevec.CSR{}
+	for r := range rows {
+		label := sampleLabels[rng.IntN(len(sampleLabels))]
+		var x sparsevec.Vector
+		switch r % 6 {
+		case 0: // empty
+		case 1:
+			x.Idx, x.Val = []uint32{1 + rng.Uint32N(1000)}, []float32{rng.Float32()}
+		case 2:
+			x.Idx, x.Val = []uint32{3, 1 << 31, 1<<32 - 1}, []float32{-1, 2, 3}
+		case 3:
+			x.Idx, x.Val = []uint32{1, 2, 9}, []float32{0, float32(math.Copysign(0, -1)), 0}
+		case 4:
+			for j := uint32(1); j <= 300; j++ {
+				if rng.IntN(10) == 0 {
+					x.Idx = append(x.Idx, j)
+					x.Val = append(x.Val, float32(rng.NormFloat64()))
+				}
+			}
+		case 5:
+			x.Idx, x.Val = []uint32{7, 8}, []float32{1e-45, -math.MaxFloat32}
+		}
+		m.Append(label, x)
+	}
+	return m
+}
+
+// readAllBlocks reads every block of path with OpenBlocks into one CSR and
+// returns the row counts of the blocks. It checks each block's Dim.
+func readAllBlocks(t testing.TB, path string, opts ...Option) (*sparsevec.CSR, []int, error) {
+	t.Helper()
+	br, err := OpenBlocks(path, 5, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer br.Close()
+	m := &sparsevec.CSR{Ptr: []int{0}}
+	var sizes []int
+	for {
+		b, err := br.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return m, sizes, err
+		}
+		if want := dimOf(b); b.Dim != want {
+			t.Errorf("%s: block Dim %d, want %d", path, b.Dim, want)
+		}
+		sizes = append(sizes, b.Rows())
+		m.AppendCSR(b)
+		br.Release(b)
+	}
+	return m, sizes, br.Close()
+}
+
+// dimOf computes a block's Dim the slow way.
+func dimOf(b *sparsevec.CSR) int {
+	d := 0
+	for _, j := range b.Idx {
+		d = max(d, int(j)+1)
+	}
+	return d
+}
+
+// writeAll writes m with CreateBlocks in blocks of blockRows rows.
+func writeAll(t testing.TB, path string, m *sparsevec.CSR, blockRows int, opts ...WriteOption) {
+	t.Helper()
+	w, err := CreateBlocks(path, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	for lo := 0; lo < m.Rows(); lo += blockRows {
+		blk := &sparsevec.CSR{}
+		appendRows(blk, m, lo, min(m.Rows(), lo+blockRows))
+		if err := w.Write(blk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// convertFile streams src into dst block by block, as cpm convert does.
+func convertFile(t testing.TB, src, dst string, opts ...WriteOption) {
+	t.Helper()
+	br, err := OpenBlocks(src, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	w, err := CreateBlocks(dst, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	for {
+		b, err := br.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		br.Release(b)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRoundTripAllFormats converts LIBSVM (zstd, gzip) -> Arrow file ->
+// Arrow stream -> Parquet -> LIBSVM for each compression and checks that
+// every stage holds exactly the original rows.
+func TestRoundTripAllFormats(t *testing.T) {
+	want := sampleCSR(testRand(), 203)
+	text := formatCSR(want)
+	for _, tc := range []struct{ arrow, parquet string }{
+		{"none", "none"}, {"lz4", "snappy"}, {"zstd", "zstd"}, {"", ""},
+	} {
+		for _, in := range []string{"in.libsvm.zst", "in.libsvm.gz"} {
+			t.Run(tc.arrow+"-"+tc.parquet+"/"+in, func(t *testing.T) {
+				dir := t.TempDir()
+				src := filepath.Join(dir, in)
+				out, err := CreateCompressed(src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := out.Write(text); err != nil {
+					t.Fatal(err)
+				}
+				if err := out.Close(); err != nil {
+					t.Fatal(err)
+				}
+				stages := []struct {
+					path string
+					opts []WriteOption
+					fmt  Format
+				}{
+					{filepath.Join(dir, "a.arrow"), []WriteOption{WithCompression(tc.arrow), WithBatchRows(16)}, ArrowFile},
+					{filepath.Join(dir, "b.arrows"), []WriteOption{WithCompression(tc.arrow), WithBatchRows(9)}, ArrowStream},
+					{filepath.Join(dir, "c.parquet"), []WriteOption{WithCompression(tc.parquet), WithBatchRows(50)}, Parquet},
+					{filepath.Join(dir, "d.libsvm.zst"), nil, LIBSVM},
+				}
+				prev := src
+				for _, s := range stages {
+					convertFile(t, prev, s.path, s.opts...)
+					if f, err := DetectFormat(s.path); err != nil || f != s.fmt {
+						t.Errorf("%s: DetectFormat = %v, %v; want %v", s.path, f, err, s.fmt)
+					}
+					got, _, err := readAllBlocks(t, s.path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !equalCSR(got, want) {
+						t.Fatalf("%s: rows differ after the round trip", s.path)
+					}
+					loaded, err := Load(s.path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !equalCSR(loaded, want) {
+						t.Fatalf("%s: Load differs", s.path)
+					}
+					prev = s.path
+				}
+			})
+		}
+	}
+}
+
+// TestBlockWriterBatches checks that rows are regrouped into batches of
+// exactly WithBatchRows rows whatever the sizes of the blocks written.
+func TestBlockWriterBatches(t *testing.T) {
+	want := sampleCSR(testRand(), 100)
+	for _, ext := range []string{".arrow", ".arrows", ".parquet"} {
+		for _, blockRows := range []int{1, 3, 10, 64, 100} {
+			t.Run(fmt.Sprintf("%s/blocks%d", ext, blockRows), func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "x"+ext)
+				writeAll(t, path, want, blockRows, WithBatchRows(10))
+				got, sizes, err := readAllBlocks(t, path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !equalCSR(got, want) {
+					t.Error("rows differ")
+				}
+				if wantSizes := slices.Repeat([]int{10}, 10); !slices.Equal(sizes, wantSizes) {
+					t.Errorf("batches of %v rows, want %v", sizes, wantSizes)
+				}
+			})
+		}
+	}
+}
+
+// TestBlockWriterNNZLimit lowers the nonzero limit of a batch and checks
+// that batches are cut before they exceed it, and that a row over the
+// limit is refused.
+func TestBlockWriterNNZLimit(t *testing.T) {
+	defer func(n int) { batchNNZLimit = n }(batchNNZLimit)
+	batchNNZLimit = 10
+	m := &sparsevec.CSR{}
+	row := func(k int) sparsevec.Vector {
+		x := sparsevec.Vector{}
+		for j := range k {
+			x.Idx = append(x.Idx, uint32(j+1))
+			x.Val = append(x.Val, float32(j))
+		}
+		return x
+	}
+	for _, k := range []int{4, 4, 4, 10, 0, 0, 1, 9, 3} {
+		m.Append(1, row(k))
+	}
+	for _, blockRows := range []int{1, 2, 9} {
+		path := filepath.Join(t.TempDir(), "x.arrow")
+		writeAll(t, path, m, blockRows, WithBatchRows(4))
+		got, sizes, err := readAllBlocks(t, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equalCSR(got, m) {
+			t.Error("rows differ")
+		}
+		// 4+4 | 4 (then 10 does not fit) | 10,0,0 | 1,9 | 3
+		if want := []int{2, 1, 3, 2, 1}; !slices.Equal(sizes, want) {
+			t.Errorf("blocks of %d: batches of %v rows, want %v", blockRows, sizes, want)
+		}
+	}
+
+	w, err := CreateBlocks(filepath.Join(t.TempDir(), "y.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	big := &sparsevec.CSR{}
+	big.Append(1, row(3))
+	big.Append(1, row(11))
+	var re *RowError
+	if err := w.Write(big); !errors.As(err, &re) || re.Row != 2 {
+		t.Errorf("row of 11 nonzeros: got %v, want a RowError at row 2", err)
+	}
+}
+
+func TestBlockWriterRejects(t *testing.T) {
+	nan := float32(math.NaN())
+	good := sampleCSR(testRand(), 4)
+	tests := []struct {
+		name   string
+		label  float32
+		x      sparsevec.Vector
+		column string
+		want   error
+	}{
+		{"index 0", 1, sparsevec.Vector{Idx: []uint32{0, 2}, Val: []float32{1, 1}}, "features", ErrIndexZero},
+		{"unsorted", 1, sparsevec.Vector{Idx: []uint32{3, 2}, Val: []float32{1, 1}}, "features", ErrUnsorted},
+		{"duplicate", 1, sparsevec.Vector{Idx: []uint32{3, 3}, Val: []float32{1, 1}}, "features", ErrDuplicate},
+		{"NaN value", 1, sparsevec.Vector{Idx: []uint32{3}, Val: []float32{nan}}, "features", ErrNonFinite},
+		{"Inf label", float32(math.Inf(-1)), sparsevec.Vector{}, "label", ErrNonFinite},
+	}
+	for _, ext := range []string{".libsvm", ".arrow", ".arrows", ".parquet"} {
+		for _, tt := range tests {
+			t.Run(ext+"/"+tt.name, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "x"+ext)
+				w, err := CreateBlocks(path, WithBatchRows(2))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Abort()
+				if err := w.Write(good); err != nil {
+					t.Fatal(err)
+				}
+				bad := &sparsevec.CSR{}
+				bad.Append(1, sparsevec.Vector{})
+				bad.Append(tt.label, tt.x)
+				err = w.Write(bad)
+				var re *RowError
+				if !errors.As(err, &re) || !errors.Is(err, tt.want) || re.Row != 6 || re.Column != tt.column || re.Path != path {
+					t.Fatalf("got %v, want a RowError at row 6 of %s, column %q, wrapping %v", err, path, tt.column, tt.want)
+				}
+				// Nothing of the bad block was written; the writer goes on.
+				if err := w.Write(good); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+				got, err := Load(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := &sparsevec.CSR{}
+				want.AppendCSR(good)
+				want.AppendCSR(good)
+				if !equalCSR(got, want) {
+					t.Error("file does not hold exactly the good blocks")
+				}
+			})
+		}
+	}
+}
+
+func TestBlockWriterEmpty(t *testing.T) {
+	for _, ext := range []string{".libsvm", ".libsvm.zst", ".arrow", ".arrows", ".parquet"} {
+		t.Run(ext, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x"+ext)
+			w, err := CreateBlocks(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Write(&sparsevec.CSR{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			got, sizes, err := readAllBlocks(t, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Rows() != 0 || len(sizes) != 0 {
+				t.Errorf("%d rows in %d blocks, want none", got.Rows(), len(sizes))
+			}
+		})
+	}
+}
+
+func TestBlockWriterAbortAndMisuse(t *testing.T) {
+	m := sampleCSR(testRand(), 10)
+	for _, ext := range []string{".libsvm.gz", ".arrow", ".arrows", ".parquet"} {
+		t.Run(ext, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "x"+ext)
+			w, err := CreateBlocks(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Write(m); err != nil {
+				t.Fatal(err)
+			}
+			w.Abort()
+			w.Abort()
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Errorf("Abort left %d files", len(ents))
+			}
+			if err := w.Write(m); err == nil {
+				t.Error("Write after Abort succeeded")
+			}
+			if err := w.Close(); err == nil {
+				t.Error("Close after Abort succeeded")
+			}
+
+			w, err = CreateBlocks(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Write(m); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			w.Abort() // a no-op after Close
+			if err := w.Close(); err == nil {
+				t.Error("second Close succeeded")
+			}
+			if got, err := Load(path); err != nil || !equalCSR(got, m) {
+				t.Errorf("file after Close+Abort: %v", err)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				t.Errorf("%d files, want only the output", len(ents))
+			}
+		})
+	}
+}
+
+func TestCreateBlocksOptions(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, file, compression string
+		want                    string // substring of the error; "" for success
+	}{
+		{"arrow zstd", "a.arrow", "zstd", ""},
+		{"arrow lz4", "a.feather", "lz4", ""},
+		{"arrow none", "a.ipc", "none", ""},
+		{"arrow snappy", "a.arrow", "snappy", `compression "snappy"`},
+		{"stream lz4", "a.arrows", "lz4", ""},
+		{"parquet snappy", "a.pq", "snappy", ""},
+		{"parquet lz4", "a.parquet", "lz4", `compression "lz4"`},
+		{"parquet bogus", "a.parquet", "brotli9", `compression "brotli9"`},
+		{"libsvm with compression", "a.libsvm", "zstd", "by its extension"},
+		{"cache", "a.cpmcache", "", "use --cache"},
+		{"bz2", "a.libsvm.bz2", "", "bzip2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, tt.file)
+			w, err := CreateBlocks(path, WithCompression(tt.compression))
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Write(sampleCSR(testRand(), 5)); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil {
+				w.Abort()
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("error %q lacks %q or the path", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestBlockWriterNoCopy checks that a block holding whole batches is
+// written straight from its arrays: the record handed to the Arrow writer
+// aliases them.
+func TestBlockWriterNoCopy(t *testing.T) {
+	m := sampleCSR(testRand(), 30)
+	w, err := CreateBlocks(filepath.Join(t.TempDir(), "x.arrow"), WithBatchRows(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	aw := w.(*arrowBlockWriter)
+	spy := &spyWriter{recordWriter: aw.rw}
+	aw.rw = spy
+	if err := w.Write(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(spy.idx) != 3 {
+		t.Fatalf("%d record batches, want 3", len(spy.idx))
+	}
+	for i, p := range spy.idx {
+		if want := &m.Idx[m.Ptr[10*i]]; p != want {
+			t.Errorf("batch %d: indices copied (at %p, block's at %p)", i, p, want)
+		}
+	}
+}

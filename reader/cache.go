@@ -1,0 +1,787 @@
+package reader
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"hash/crc64"
+	"io"
+	"math"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// The binary row cache.
+//
+// Multi-pass training over text re-parses every row on every pass; parsing
+// costs about 6 µs for an MNIST row of 150 nonzeros (2.1 KB of text). The
+// cache stores the parsed rows once, in a form that decodes at a few
+// nanoseconds per nonzero, so passes after the first cost little more than
+// the SGD steps themselves.
+//
+// It is a purpose-built format rather than Arrow IPC because of what it
+// holds: sparse rows whose indices ascend within a row, and whose values
+// often come from a small set (pixel/255, binary features, a few tf-idf
+// levels). Delta-coded indices take one byte for gaps below 128 and
+// dictionary-coded values one byte, so an MNIST nonzero costs 2 bytes where
+// Arrow's uint32+float32 layout costs 8 (bench/RESULTS.md has the
+// measurements). Every block carries a CRC-32C, so a damaged cache is an
+// error, never wrong rows.
+//
+// Layout (integers little-endian, "uv" an unsigned LEB128 varint):
+//
+//	header   "CPMCACHE" | version u32 = 1 | maxIndex u32 (the WithMaxIndex the
+//	         rows were checked against) | source size i64 | source mtime i64
+//	         (Unix ns) | source head u64 (CRC-64/ECMA of its first 64 KiB) |
+//	         path length u32 | path | CRC-32C of the header so far
+//	block    rows u32 (> 0) | nnz u32 | max index u32 | dict length u32
+//	         (0..256) | payload length u32 | CRC-32C u32 of the five fields
+//	         before it and the payload | payload
+//	payload  labels: rows × f32 | row lengths: rows × uv | indices: nnz × uv,
+//	         each the gap to the previous index of its row (the first from 0),
+//	         so always >= 1 | values: if dict length > 0, dict length × f32
+//	         then nnz × u8 codes, else nnz × f32
+//	trailer  rows u32 = 0 | total rows u64 | total nnz u64 | blocks u64 |
+//	         CRC-32C of the trailer so far
+//
+// A cache file exists only complete: it is written to a temporary file and
+// renamed into place when the last block is in (CreateCache, CacheWriter).
+
+const (
+	cacheVersion   = 1
+	cacheHeadBytes = 64 << 10 // bytes of the source hashed into the header
+	maxCacheDict   = 256
+	// maxCacheBlockRows bounds the rows and nonzeros a block header may
+	// claim, so a corrupt header cannot make the reader allocate without
+	// limit: 1<<24 rows and 1<<28 nonzeros (1 GiB of indices).
+	maxCacheBlockRows = 1 << 24
+	maxCacheBlockNNZ  = 1 << 28
+)
+
+var (
+	castagnoli = crc32.MakeTable(crc32.Castagnoli)
+	ecma64     = crc64.MakeTable(crc64.ECMA)
+)
+
+// ErrCacheStale is returned, wrapped with the reason, by CheckCache when a
+// cache file does not match its source as the source is now.
+var ErrCacheStale = errors.New("cache is stale")
+
+// CacheError reports a damaged or foreign cache file.
+type CacheError struct {
+	Path   string
+	Offset int64 // byte offset of the damaged field
+	Err    error // wraps ErrCorrupt, or an I/O error
+}
+
+func (e *CacheError) Error() string {
+	return fmt.Sprintf("%s: cache byte %d: %v", e.Path, e.Offset, e.Err)
+}
+
+func (e *CacheError) Unwrap() error { return e.Err }
+
+// sourceID identifies the version of a source file a cache was built from.
+type sourceID struct {
+	size, mtime int64
+	head        uint64
+	maxIndex    uint32
+}
+
+// identify reads the identity of the file at path.
+func identify(path string, maxIndex uint32) (sourceID, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return sourceID{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return sourceID{}, err
+	}
+	buf := make([]byte, cacheHeadBytes)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return sourceID{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return sourceID{size: st.Size(), mtime: st.ModTime().UnixNano(), head: crc64.Checksum(buf[:n], ecma64), maxIndex: maxIndex}, nil
+}
+
+func (id sourceID) appendHeader(b []byte, source string) []byte {
+	b = append(b, cacheMagic...)
+	b = binary.LittleEndian.AppendUint32(b, cacheVersion)
+	b = binary.LittleEndian.AppendUint32(b, id.maxIndex)
+	b = binary.LittleEndian.AppendUint64(b, uint64(id.size))
+	b = binary.LittleEndian.AppendUint64(b, uint64(id.mtime))
+	b = binary.LittleEndian.AppendUint64(b, id.head)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(source)))
+	b = append(b, source...)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// readCacheHeader reads and checks the header at the start of r.
+func readCacheHeader(r io.Reader, path string) (sourceID, string, int64, error) {
+	fixed := make([]byte, 8+4+4+8+8+8+4)
+	if _, err := io.ReadFull(r, fixed); err != nil {
+		return sourceID{}, "", 0, &CacheError{path, 0, fmt.Errorf("%w: header: %w", ErrCorrupt, noEOF(err))}
+	}
+	if string(fixed[:8]) != string(cacheMagic) {
+		return sourceID{}, "", 0, &CacheError{path, 0, fmt.Errorf("%w: not a cpm cache (bad magic)", ErrCorrupt)}
+	}
+	le := binary.LittleEndian
+	if v := le.Uint32(fixed[8:]); v != cacheVersion {
+		return sourceID{}, "", 8, &CacheError{path, 8, fmt.Errorf("%w: cache version %d, this build reads %d", ErrCorrupt, v, cacheVersion)}
+	}
+	id := sourceID{maxIndex: le.Uint32(fixed[12:]), size: int64(le.Uint64(fixed[16:])), mtime: int64(le.Uint64(fixed[24:])), head: le.Uint64(fixed[32:])}
+	n := le.Uint32(fixed[40:])
+	if n > 1<<16 {
+		return sourceID{}, "", 40, &CacheError{path, 40, fmt.Errorf("%w: source path of %d bytes", ErrCorrupt, n)}
+	}
+	rest := make([]byte, n+4)
+	if _, err := io.ReadFull(r, rest); err != nil {
+		return sourceID{}, "", 44, &CacheError{path, 44, fmt.Errorf("%w: header: %w", ErrCorrupt, noEOF(err))}
+	}
+	h := crc32.Update(crc32.Checksum(fixed, castagnoli), castagnoli, rest[:n])
+	if h != le.Uint32(rest[n:]) {
+		return sourceID{}, "", 44 + int64(n), &CacheError{path, 44 + int64(n), fmt.Errorf("%w: header checksum mismatch", ErrCorrupt)}
+	}
+	return id, string(rest[:n]), int64(len(fixed)) + int64(len(rest)), nil
+}
+
+// noEOF turns a bare io.EOF into io.ErrUnexpectedEOF: inside a cache file an
+// end of input is always a truncation.
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// CheckCache reports whether the cache file at cachePath was built from the
+// source file as it is now: same size, modification time and first 64 KiB,
+// and the same WithMaxIndex. It returns nil for a usable cache, an error
+// wrapping ErrCacheStale that says what changed, an error wrapping
+// os.ErrNotExist when there is no cache, or a *CacheError for a damaged one.
+// Only the header is read: block checksums are verified as the cache is
+// read.
+func CheckCache(cachePath, source string, opts ...Option) error {
+	f, err := os.Open(cachePath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	got, _, _, err := readCacheHeader(bufio.NewReader(f), cachePath)
+	if err != nil {
+		return err
+	}
+	want, err := identify(source, buildOptions(opts).maxIndex)
+	if err != nil {
+		return err
+	}
+	switch {
+	case got.size != want.size:
+		return fmt.Errorf("%s: %w: source %s is %d bytes, the cache was built from %d", cachePath, ErrCacheStale, source, want.size, got.size)
+	case got.mtime != want.mtime:
+		return fmt.Errorf("%s: %w: source %s was modified after the cache was built", cachePath, ErrCacheStale, source)
+	case got.head != want.head:
+		return fmt.Errorf("%s: %w: the first 64 KiB of %s differ from the cached source", cachePath, ErrCacheStale, source)
+	case got.maxIndex != want.maxIndex:
+		return fmt.Errorf("%s: %w: built with max index %d, asked for %d", cachePath, ErrCacheStale, got.maxIndex, want.maxIndex)
+	}
+	return nil
+}
+
+// CacheWriter writes a cache file block by block; see CreateCache.
+type CacheWriter struct {
+	out       *OutputFile
+	w         *bufio.Writer
+	buf       []byte
+	dict      cacheDict
+	rows, nnz uint64
+	blocks    uint64
+	err       error
+	nanos     atomic.Int64 // time spent in Write
+}
+
+// CreateCache starts a cache at path for the rows of the file source, whose
+// identity (size, modification time, first 64 KiB) it records so that
+// CheckCache can tell when the source changes. The rows must have been read
+// with the given options (WithMaxIndex matters). Nothing appears at path
+// until Close succeeds.
+func CreateCache(path, source string, opts ...Option) (*CacheWriter, error) {
+	id, err := identify(source, buildOptions(opts).maxIndex)
+	if err != nil {
+		return nil, err
+	}
+	if path == "-" {
+		return nil, errors.New("reader: a cache must be a file, not standard output")
+	}
+	if ext := outputCompression(path); ext != "" {
+		return nil, fmt.Errorf("%s: a cache file is not compressed (%s); name it *.cpmcache", path, ext)
+	}
+	out, err := CreateCompressed(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &CacheWriter{out: out, w: bufio.NewWriterSize(out, 1<<20)}
+	if _, err := c.w.Write(id.appendHeader(nil, source)); err != nil {
+		out.Abort()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Write appends the rows of b to the cache.
+func (c *CacheWriter) Write(b *sparsevec.CSR) error {
+	if c.err != nil {
+		return c.err
+	}
+	rows := b.Rows()
+	if rows == 0 {
+		return nil
+	}
+	if rows > maxCacheBlockRows || b.NNZ() > maxCacheBlockNNZ {
+		// Split oversized blocks so that the reader's limits hold.
+		half := rows / 2
+		var lo, hi sparsevec.CSR
+		appendRows(&lo, b, 0, half)
+		appendRows(&hi, b, half, rows)
+		if err := c.Write(&lo); err != nil {
+			return err
+		}
+		return c.Write(&hi)
+	}
+	start := time.Now()
+	defer func() { c.nanos.Add(int64(time.Since(start))) }()
+	var maxIdx uint32
+	for r := range rows {
+		if x := b.Row(r); len(x.Idx) > 0 {
+			maxIdx = max(maxIdx, x.Idx[len(x.Idx)-1])
+		}
+	}
+	dict := c.dict.build(b.Val)
+	p := c.buf[:0]
+	for _, y := range b.Labels {
+		p = binary.LittleEndian.AppendUint32(p, math.Float32bits(y))
+	}
+	for r := range rows {
+		p = binary.AppendUvarint(p, uint64(b.Ptr[r+1]-b.Ptr[r]))
+	}
+	for r := range rows {
+		prev := uint32(0)
+		for _, j := range b.Row(r).Idx {
+			p = binary.AppendUvarint(p, uint64(j-prev))
+			prev = j
+		}
+	}
+	if dict != nil {
+		for _, v := range dict {
+			p = binary.LittleEndian.AppendUint32(p, math.Float32bits(v))
+		}
+		for _, v := range b.Val {
+			p = append(p, c.dict.code(v))
+		}
+	} else {
+		for _, v := range b.Val {
+			p = binary.LittleEndian.AppendUint32(p, math.Float32bits(v))
+		}
+	}
+	c.buf = p
+	var h [24]byte
+	le := binary.LittleEndian
+	le.PutUint32(h[0:], uint32(rows))
+	le.PutUint32(h[4:], uint32(b.NNZ()))
+	le.PutUint32(h[8:], maxIdx)
+	le.PutUint32(h[12:], uint32(len(dict)))
+	le.PutUint32(h[16:], uint32(len(p)))
+	le.PutUint32(h[20:], crc32.Update(crc32.Checksum(h[:20], castagnoli), castagnoli, p))
+	if _, err := c.w.Write(h[:]); err != nil {
+		c.err = err
+		return err
+	}
+	if _, err := c.w.Write(p); err != nil {
+		c.err = err
+		return err
+	}
+	c.rows += uint64(rows)
+	c.nnz += uint64(b.NNZ())
+	c.blocks++
+	return nil
+}
+
+// Close writes the trailer, syncs the file and renames it into place.
+func (c *CacheWriter) Close() error {
+	if c.err != nil {
+		c.out.Abort()
+		return c.err
+	}
+	t := make([]byte, 0, 32)
+	t = binary.LittleEndian.AppendUint32(t, 0)
+	t = binary.LittleEndian.AppendUint64(t, c.rows)
+	t = binary.LittleEndian.AppendUint64(t, c.nnz)
+	t = binary.LittleEndian.AppendUint64(t, c.blocks)
+	t = binary.LittleEndian.AppendUint32(t, crc32.Checksum(t, castagnoli))
+	if _, err := c.w.Write(t); err != nil {
+		c.out.Abort()
+		return err
+	}
+	if err := c.w.Flush(); err != nil {
+		c.out.Abort()
+		return err
+	}
+	c.err = errors.New("reader: cache writer closed")
+	return c.out.Close()
+}
+
+// Abort discards the cache; nothing appears at its path. It is a no-op
+// after Close.
+func (c *CacheWriter) Abort() {
+	if c.err == nil {
+		c.err = errors.New("reader: cache writer aborted")
+	}
+	c.out.Abort()
+}
+
+// Rows returns the number of rows written so far.
+func (c *CacheWriter) Rows() int64 { return int64(c.rows) }
+
+// Seconds returns the time spent encoding and writing blocks so far. It
+// may be called from any goroutine.
+func (c *CacheWriter) Seconds() float64 { return time.Duration(c.nanos.Load()).Seconds() }
+
+// Bytes returns the number of bytes that have reached the file so far.
+func (c *CacheWriter) Bytes() int64 { return c.out.Written() }
+
+// cacheDict builds the value dictionary of a block: at most maxCacheDict
+// distinct float32 bit patterns, found with a small open-addressing table.
+type cacheDict struct {
+	keys  [1024]uint32 // bit pattern + 1; 0 = empty slot
+	codes [1024]uint8
+	vals  []float32
+}
+
+func dictSlot(bits uint32) uint32 { return (bits * 0x9e3779b1) >> 22 }
+
+// build returns the distinct values of val in order of first appearance,
+// or nil when there are more than maxCacheDict of them.
+func (d *cacheDict) build(val []float32) []float32 {
+	clear(d.keys[:])
+	d.vals = d.vals[:0]
+	for _, v := range val {
+		bits := math.Float32bits(v)
+		s := dictSlot(bits)
+		for {
+			k := d.keys[s]
+			if k == bits+1 {
+				break
+			}
+			if k == 0 {
+				if len(d.vals) == maxCacheDict || bits == math.MaxUint32 {
+					return nil
+				}
+				d.keys[s] = bits + 1
+				d.codes[s] = uint8(len(d.vals))
+				d.vals = append(d.vals, v)
+				break
+			}
+			s = (s + 1) & 1023
+		}
+	}
+	return d.vals
+}
+
+// code returns the dictionary code of v, which build has seen.
+func (d *cacheDict) code(v float32) uint8 {
+	bits := math.Float32bits(v)
+	s := dictSlot(bits)
+	for d.keys[s] != bits+1 {
+		s = (s + 1) & 1023
+	}
+	return d.codes[s]
+}
+
+// outputCompression names the compression CreateCompressed would apply to
+// path, or "".
+func outputCompression(path string) string {
+	for _, ext := range []string{".zst", ".gz", ".bz2"} {
+		if len(path) > len(ext) && equalFold(path[len(path)-len(ext):], ext) {
+			return ext
+		}
+	}
+	return ""
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		x, y := a[i]|0x20, b[i]|0x20
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// CacheReader reads a cache file as a BlockReader. One goroutine reads,
+// checks and decodes blocks ahead of the caller into a fixed pool of
+// StreamBlocks blocks, so decoding overlaps the caller's work. Blocks are
+// the ones the cache was written with (blockRows of the first pass).
+type CacheReader struct {
+	path     string
+	f        *os.File
+	pool     chan *sparsevec.CSR
+	out      chan *sparsevec.CSR
+	stop     chan struct{}
+	done     chan struct{}
+	finalErr error
+	held     []*sparsevec.CSR
+	err      error
+	closed   atomic.Bool
+	once     sync.Once
+	closeErr error
+	// Rows, NNZ: totals from the trailer, set once the last block is read.
+	rows, nnz int64
+}
+
+// OpenCache opens a cache file written by CacheWriter. blockRows is ignored
+// (the blocks are the ones written); it is there so OpenCache fits
+// OpenBlocks.
+func OpenCache(path string, blockRows int) (BlockReader, error) {
+	return openCache(path)
+}
+
+func openCache(path string) (*CacheReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	r := &CacheReader{
+		path: path, f: f,
+		pool: make(chan *sparsevec.CSR, StreamBlocks),
+		out:  make(chan *sparsevec.CSR, StreamBlocks),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	for range StreamBlocks {
+		r.pool <- new(sparsevec.CSR)
+	}
+	go r.produce()
+	return r, nil
+}
+
+func (r *CacheReader) produce() {
+	defer close(r.done)
+	defer close(r.out)
+	size := 1 << 20
+	if st, err := r.f.Stat(); err == nil && st.Size() < int64(size) {
+		size = int(st.Size()) + 16 // bufio's minimum is 16
+	}
+	br := bufio.NewReaderSize(r.f, size)
+	_, _, off, err := readCacheHeader(br, r.path)
+	if err != nil {
+		r.finalErr = err
+		return
+	}
+	var (
+		h       [24]byte
+		payload []byte
+		rows    uint64
+		nnz     uint64
+		blocks  uint64
+		le      = binary.LittleEndian
+	)
+	fail := func(at int64, format string, args ...any) {
+		r.finalErr = &CacheError{r.path, at, fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)}
+	}
+	for {
+		if _, err := io.ReadFull(br, h[:4]); err != nil {
+			fail(off, "block header: %v", noEOF(err))
+			return
+		}
+		n := le.Uint32(h[:4])
+		if n == 0 {
+			var t [32]byte
+			le.PutUint32(t[:4], 0)
+			if _, err := io.ReadFull(br, t[4:]); err != nil {
+				fail(off, "trailer: %v", noEOF(err))
+				return
+			}
+			if crc32.Checksum(t[:28], castagnoli) != le.Uint32(t[28:]) {
+				fail(off, "trailer checksum mismatch")
+				return
+			}
+			if le.Uint64(t[4:]) != rows || le.Uint64(t[12:]) != nnz || le.Uint64(t[20:]) != blocks {
+				fail(off, "trailer counts %d rows, %d nonzeros, %d blocks; read %d, %d, %d", le.Uint64(t[4:]), le.Uint64(t[12:]), le.Uint64(t[20:]), rows, nnz, blocks)
+				return
+			}
+			if _, err := br.ReadByte(); err != io.EOF {
+				fail(off+32, "data after the trailer")
+				return
+			}
+			r.rows, r.nnz = int64(rows), int64(nnz)
+			return
+		}
+		if _, err := io.ReadFull(br, h[4:]); err != nil {
+			fail(off, "block header: %v", noEOF(err))
+			return
+		}
+		bnnz, maxIdx, dictLen, plen := le.Uint32(h[4:]), le.Uint32(h[8:]), le.Uint32(h[12:]), le.Uint32(h[16:])
+		if n > maxCacheBlockRows || bnnz > maxCacheBlockNNZ || dictLen > maxCacheDict || uint64(plen) > 9*uint64(n)+9*uint64(bnnz)+4*maxCacheDict {
+			fail(off, "block header claims %d rows, %d nonzeros, %d dictionary values, %d bytes", n, bnnz, dictLen, plen)
+			return
+		}
+		if cap(payload) < int(plen) {
+			payload = make([]byte, plen)
+		}
+		payload = payload[:plen]
+		if _, err := io.ReadFull(br, payload); err != nil {
+			fail(off, "block payload: %v", noEOF(err))
+			return
+		}
+		if crc32.Update(crc32.Checksum(h[:20], castagnoli), castagnoli, payload) != le.Uint32(h[20:]) {
+			fail(off, "block checksum mismatch")
+			return
+		}
+		var blk *sparsevec.CSR
+		select {
+		case blk = <-r.pool:
+		case <-r.stop:
+			return
+		}
+		if msg := decodeCacheBlock(blk, payload, int(n), int(bnnz), maxIdx, int(dictLen)); msg != "" {
+			fail(off, "%s", msg)
+			return
+		}
+		off += 24 + int64(plen)
+		rows += uint64(n)
+		nnz += uint64(bnnz)
+		blocks++
+		select {
+		case r.out <- blk:
+		case <-r.stop:
+			return
+		}
+	}
+}
+
+// decodeCacheBlock decodes a checked payload into blk and returns "" or
+// what is wrong with it.
+func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32, dictLen int) string {
+	le := binary.LittleEndian
+	blk.Labels = grow(blk.Labels, rows)
+	blk.Ptr = grow(blk.Ptr, rows+1)
+	blk.Idx = grow(blk.Idx, nnz)
+	blk.Val = grow(blk.Val, nnz)
+	if len(p) < 4*rows {
+		return "payload too short for its labels"
+	}
+	for i := range blk.Labels {
+		blk.Labels[i] = math.Float32frombits(le.Uint32(p[4*i:]))
+		if !finite32(blk.Labels[i]) {
+			return "non-finite label"
+		}
+	}
+	i := 4 * rows
+	blk.Ptr[0] = 0
+	for r := 1; r <= rows; r++ {
+		if i >= len(p) {
+			return "payload too short for its row lengths"
+		}
+		var n uint64
+		if b := p[i]; b < 0x80 {
+			n, i = uint64(b), i+1
+		} else {
+			v, k := binary.Uvarint(p[i:])
+			if k <= 0 {
+				return "bad row length"
+			}
+			n, i = v, i+k
+		}
+		if n > uint64(nnz-blk.Ptr[r-1]) {
+			return "row lengths exceed the block's nonzeros"
+		}
+		blk.Ptr[r] = blk.Ptr[r-1] + int(n)
+	}
+	if blk.Ptr[rows] != nnz {
+		return "row lengths do not add up to the block's nonzeros"
+	}
+	idx := blk.Idx
+	for r := range rows {
+		prev := uint64(0)
+		for j := blk.Ptr[r]; j < blk.Ptr[r+1]; j++ {
+			if i >= len(p) {
+				return "payload too short for its indices"
+			}
+			var d uint64
+			if b := p[i]; b < 0x80 {
+				d, i = uint64(b), i+1
+			} else {
+				v, k := binary.Uvarint(p[i:])
+				if k <= 0 {
+					return "bad index gap"
+				}
+				d, i = v, i+k
+			}
+			prev += d
+			if d == 0 || prev > uint64(maxIdx) {
+				return "index gap of 0 or an index above the block's maximum"
+			}
+			idx[j] = uint32(prev)
+		}
+	}
+	val := blk.Val
+	if dictLen > 0 {
+		if len(p)-i != 4*dictLen+nnz {
+			return "payload size does not match its dictionary-coded values"
+		}
+		var dict [maxCacheDict]float32
+		for k := range dictLen {
+			dict[k] = math.Float32frombits(le.Uint32(p[i+4*k:]))
+			if !finite32(dict[k]) {
+				return "non-finite value"
+			}
+		}
+		codes := p[i+4*dictLen:]
+		for j, c := range codes[:nnz] {
+			if int(c) >= dictLen {
+				return "value code beyond the dictionary"
+			}
+			val[j] = dict[c]
+		}
+	} else {
+		if len(p)-i != 4*nnz {
+			return "payload size does not match its values"
+		}
+		for j := range val {
+			val[j] = math.Float32frombits(le.Uint32(p[i+4*j:]))
+			if !finite32(val[j]) {
+				return "non-finite value"
+			}
+		}
+	}
+	blk.Dim = 0
+	if nnz > 0 {
+		blk.Dim = int(maxIdx) + 1
+	}
+	return ""
+}
+
+// grow returns s resized to n elements, reusing its array when it can.
+func grow[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
+}
+
+// Next returns the next block, or io.EOF after the last one; see
+// BlockReader. Like Stream.Next it returns ErrBlocksHeld rather than
+// blocking when the caller holds all StreamBlocks blocks.
+func (r *CacheReader) Next() (*sparsevec.CSR, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.closed.Load() {
+		r.err = ErrClosed
+		return nil, r.err
+	}
+	if len(r.held) >= StreamBlocks {
+		return nil, ErrBlocksHeld
+	}
+	b, ok := <-r.out
+	if !ok {
+		r.err = r.finalErr
+		if r.err == nil {
+			if r.closed.Load() {
+				r.err = ErrClosed
+			} else {
+				r.err = io.EOF
+			}
+		}
+		return nil, r.err
+	}
+	r.held = append(r.held, b)
+	return b, nil
+}
+
+// Release gives a block back for reuse. It panics if b is not held.
+func (r *CacheReader) Release(b *sparsevec.CSR) {
+	for i, h := range r.held {
+		if h == b {
+			r.held = append(r.held[:i], r.held[i+1:]...)
+			r.pool <- b
+			return
+		}
+	}
+	panic("reader: Release of a block that Next did not hand out or that was released already")
+}
+
+// Close stops the reading goroutine and closes the file.
+func (r *CacheReader) Close() error {
+	r.once.Do(func() {
+		r.closed.Store(true)
+		close(r.stop)
+		<-r.done
+		r.closeErr = r.f.Close()
+	})
+	return r.closeErr
+}
+
+// TeeCache returns a BlockReader that hands out the blocks of src and
+// writes each to w as it passes. When src ends, w is closed, so the cache
+// appears complete under its name before the reader returns io.EOF. Closing
+// the reader before the end, or an error of src or w, aborts w: a cache
+// exists only whole.
+func TeeCache(src BlockReader, w *CacheWriter) BlockReader {
+	return &teeCache{src: src, w: w}
+}
+
+type teeCache struct {
+	src  BlockReader
+	w    *CacheWriter
+	done bool // w closed or aborted
+}
+
+func (t *teeCache) Next() (*sparsevec.CSR, error) {
+	b, err := t.src.Next()
+	if err == io.EOF && !t.done {
+		t.done = true
+		if cerr := t.w.Close(); cerr != nil {
+			return nil, fmt.Errorf("writing the cache: %w", cerr)
+		}
+		return nil, io.EOF
+	}
+	if err != nil {
+		if !t.done {
+			t.done = true
+			t.w.Abort()
+		}
+		return nil, err
+	}
+	if !t.done {
+		if werr := t.w.Write(b); werr != nil {
+			t.done = true
+			t.w.Abort()
+			t.src.Release(b)
+			return nil, fmt.Errorf("writing the cache: %w", werr)
+		}
+	}
+	return b, nil
+}
+
+func (t *teeCache) Release(b *sparsevec.CSR) { t.src.Release(b) }
+
+func (t *teeCache) Close() error {
+	if !t.done {
+		t.done = true
+		t.w.Abort()
+	}
+	return t.src.Close()
+}

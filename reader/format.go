@@ -1,0 +1,163 @@
+package reader
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// Format is an on-disk layout of sparse rows that this package reads.
+type Format int
+
+const (
+	// LIBSVM is LIBSVM text, plain or compressed with zstd, gzip or bzip2
+	// (see Open).
+	LIBSVM Format = iota
+	// ArrowFile is the Arrow IPC file format (Feather v2), magic "ARROW1".
+	ArrowFile
+	// ArrowStream is the Arrow IPC streaming format.
+	ArrowStream
+	// Parquet is an Apache Parquet file, magic "PAR1".
+	Parquet
+	// Cache is this package's binary row cache (see CreateCache).
+	Cache
+)
+
+func (f Format) String() string {
+	switch f {
+	case LIBSVM:
+		return "libsvm"
+	case ArrowFile:
+		return "arrow"
+	case ArrowStream:
+		return "arrow-stream"
+	case Parquet:
+		return "parquet"
+	case Cache:
+		return "cache"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// Magic numbers at the start of each binary format.
+var (
+	arrowFileMagic   = []byte("ARROW1")
+	arrowStreamMagic = []byte{0xff, 0xff, 0xff, 0xff} // IPC continuation marker
+	parquetMagic     = []byte("PAR1")
+	cacheMagic       = []byte("CPMCACHE")
+)
+
+// DetectFormat tells the format of the file at path from its first bytes,
+// never from its name. Anything that is not Arrow, Parquet or a cache is
+// LIBSVM text (compressed or not; Open tells which). "-" (standard input) is
+// always LIBSVM.
+func DetectFormat(path string) (Format, error) {
+	if path == "-" {
+		return LIBSVM, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var head [8]byte
+	n, err := io.ReadFull(f, head[:])
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return sniff(head[:n]), nil
+}
+
+// sniff classifies a file by its first bytes.
+func sniff(head []byte) Format {
+	switch {
+	case bytes.HasPrefix(head, cacheMagic):
+		return Cache
+	case bytes.HasPrefix(head, arrowFileMagic):
+		return ArrowFile
+	case bytes.HasPrefix(head, parquetMagic):
+		return Parquet
+	case bytes.HasPrefix(head, arrowStreamMagic):
+		return ArrowStream
+	}
+	return LIBSVM
+}
+
+// FormatForOutput chooses the format of an output file from its name
+// (case-insensitive): .arrow, .feather and .ipc are the Arrow IPC file
+// format, .arrows the Arrow IPC stream format, .parquet and .pq Parquet,
+// .cpmcache the binary cache; anything else (including .zst, .gz) is
+// LIBSVM text, compressed by the outer extension as CreateCompressed does.
+func FormatForOutput(path string) Format {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".arrow", ".feather", ".ipc":
+		return ArrowFile
+	case ".arrows":
+		return ArrowStream
+	case ".parquet", ".pq":
+		return Parquet
+	case ".cpmcache":
+		return Cache
+	}
+	return LIBSVM
+}
+
+// BlockReader hands out blocks of rows in file order: Next returns io.EOF
+// after the last block; a block stays valid and unmodified until it is given
+// back with Release; Close stops any goroutines and closes the input and
+// may be called more than once. *Stream is the LIBSVM BlockReader. Next and
+// Release are for one goroutine.
+type BlockReader interface {
+	Next() (*sparsevec.CSR, error)
+	Release(*sparsevec.CSR)
+	Close() error
+}
+
+// OpenBlocks opens path in whatever format DetectFormat finds and returns a
+// BlockReader over its rows. blockRows is the block size for LIBSVM text
+// and the cache; Arrow and Parquet blocks follow the file's record batches
+// (row groups), which are handed out without copying where the types allow.
+// The options apply to LIBSVM text; WithMaxIndex applies to every format.
+func OpenBlocks(path string, blockRows int, opts ...Option) (BlockReader, error) {
+	f, err := DetectFormat(path)
+	if err != nil {
+		return nil, err
+	}
+	switch f {
+	case ArrowFile, ArrowStream:
+		return openArrowBlocks(path, f, buildOptions(opts))
+	case Parquet:
+		return openParquetBlocks(path, buildOptions(opts))
+	case Cache:
+		return OpenCache(path, blockRows)
+	}
+	return NewStream(path, blockRows, opts...)
+}
+
+// ReadAll reads every remaining block of b into one CSR, releasing each
+// as it is copied, and closes b.
+func ReadAll(b BlockReader) (*sparsevec.CSR, error) {
+	defer b.Close()
+	m := &sparsevec.CSR{Ptr: []int{0}}
+	for {
+		blk, err := b.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		m.AppendCSR(blk)
+		b.Release(blk)
+	}
+	if err := b.Close(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}

@@ -1,0 +1,77 @@
+package reader
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/parquet"
+	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+)
+
+// TestParquetRowGroups checks that each row group is one block, and that a
+// row group larger than maxParquetBatchRows is split.
+func TestParquetRowGroups(t *testing.T) {
+	m := sampleCSR(testRand(), 45)
+	path := filepath.Join(t.TempDir(), "x.parquet")
+	writeAll(t, path, m, 7, WithBatchRows(20))
+	got, sizes, err := readAllBlocks(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalCSR(got, m) || !slices.Equal(sizes, []int{20, 20, 5}) {
+		t.Errorf("blocks of %v rows, want [20 20 5] holding the rows written", sizes)
+	}
+
+	defer func(n int64) { maxParquetBatchRows = n }(maxParquetBatchRows)
+	maxParquetBatchRows = 8
+	got, sizes, err = readAllBlocks(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalCSR(got, m) || !slices.Equal(sizes, []int{8, 8, 4, 8, 8, 4, 5}) {
+		t.Errorf("with at most 8 rows a batch: blocks of %v rows", sizes)
+	}
+}
+
+// TestParquetForeign reads a Parquet file written without the stored Arrow
+// schema, with nullable fields and other list item and root names, as
+// other tools write it; the types come from Parquet's logical types.
+func TestParquetForeign(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "label", Type: arrow.PrimitiveTypes.Float32, Nullable: true},
+		{Name: "features", Type: arrow.ListOfField(arrow.Field{Name: "element", Nullable: true, Type: arrow.StructOf(
+			arrow.Field{Name: "value", Type: arrow.PrimitiveTypes.Float32, Nullable: true},
+			arrow.Field{Name: "index", Type: arrow.PrimitiveTypes.Uint32, Nullable: true},
+		)}), Nullable: true},
+	}, nil)
+	rec := jsonRecord(t, schema, `[
+		{"label": 1, "features": [{"index": 4294967295, "value": 0.25}]},
+		{"label": -1, "features": []},
+		{"label": 0, "features": [{"index": 1, "value": 0}, {"index": 2, "value": -3}]}]`)
+	defer rec.Release()
+	path := filepath.Join(t.TempDir(), "foreign.parquet")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := array.NewTableFromRecords(schema, []arrow.Record{rec})
+	defer tbl.Release()
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithRootName("spark_schema"))
+	if err := pqarrow.WriteTable(tbl, f, 2, props, pqarrow.DefaultWriterProps()); err != nil {
+		t.Fatal(err)
+	}
+	got, sizes, err := readAllBlocks(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := csrOf(wantRow{1, []uint32{4294967295}, []float32{0.25}}, wantRow{-1, nil, nil},
+		wantRow{0, []uint32{1, 2}, []float32{0, -3}})
+	if !equalCSR(got, want) || !slices.Equal(sizes, []int{2, 1}) {
+		t.Errorf("got %+v in blocks %v, want %+v in [2 1]", got, sizes, want)
+	}
+}
