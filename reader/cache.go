@@ -594,16 +594,11 @@ func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32
 		if i >= len(p) {
 			return "payload too short for its row lengths"
 		}
-		var n uint64
-		if b := p[i]; b < 0x80 {
-			n, i = uint64(b), i+1
-		} else {
-			v, k := binary.Uvarint(p[i:])
-			if k <= 0 {
-				return "bad row length"
-			}
-			n, i = v, i+k
+		n, next := uvarintAt(p, i)
+		if next < 0 {
+			return "bad row length"
 		}
+		i = next
 		if n > uint64(nnz-blk.Ptr[r-1]) {
 			return "row lengths exceed the block's nonzeros"
 		}
@@ -619,16 +614,11 @@ func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32
 			if i >= len(p) {
 				return "payload too short for its indices"
 			}
-			var d uint64
-			if b := p[i]; b < 0x80 {
-				d, i = uint64(b), i+1
-			} else {
-				v, k := binary.Uvarint(p[i:])
-				if k <= 0 {
-					return "bad index gap"
-				}
-				d, i = v, i+k
+			d, next := uvarintAt(p, i)
+			if next < 0 {
+				return "bad index gap"
 			}
+			i = next
 			prev += d
 			if d == 0 || prev > uint64(maxIdx) {
 				return "index gap of 0 or an index above the block's maximum"
@@ -671,6 +661,20 @@ func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32
 		blk.Dim = int(maxIdx) + 1
 	}
 	return ""
+}
+
+// uvarintAt decodes the varint at p[i] (i < len(p)) and returns it with
+// the offset after it, or next < 0 if it is malformed. One-byte varints,
+// the common case, take the inlined fast path.
+func uvarintAt(p []byte, i int) (v uint64, next int) {
+	if b := p[i]; b < 0x80 {
+		return uint64(b), i + 1
+	}
+	v, k := binary.Uvarint(p[i:])
+	if k <= 0 {
+		return 0, -1
+	}
+	return v, i + k
 }
 
 // grow returns s resized to n elements, reusing its array when it can.
