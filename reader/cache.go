@@ -201,6 +201,7 @@ type CacheWriter struct {
 	out       *OutputFile
 	w         *bufio.Writer
 	buf       []byte
+	codes     []uint8 // dictionary codes of the block being written
 	dict      cacheDict
 	rows, nnz uint64
 	blocks    uint64
@@ -264,18 +265,23 @@ func (c *CacheWriter) Write(b *sparsevec.CSR) error {
 			maxIdx = max(maxIdx, x.Idx[len(x.Idx)-1])
 		}
 	}
-	dict := c.dict.build(b.Val)
+	codes := c.dict.encode(b.Val, c.codes[:0])
+	c.codes = codes
+	dict := c.dict.vals
+	if codes == nil {
+		dict = nil
+	}
 	p := c.buf[:0]
 	for _, y := range b.Labels {
 		p = binary.LittleEndian.AppendUint32(p, math.Float32bits(y))
 	}
 	for r := range rows {
-		p = binary.AppendUvarint(p, uint64(b.Ptr[r+1]-b.Ptr[r]))
+		p = appendUvarint(p, uint64(b.Ptr[r+1]-b.Ptr[r]))
 	}
 	for r := range rows {
 		prev := uint32(0)
 		for _, j := range b.Row(r).Idx {
-			p = binary.AppendUvarint(p, uint64(j-prev))
+			p = appendUvarint(p, uint64(j-prev))
 			prev = j
 		}
 	}
@@ -283,9 +289,7 @@ func (c *CacheWriter) Write(b *sparsevec.CSR) error {
 		for _, v := range dict {
 			p = binary.LittleEndian.AppendUint32(p, math.Float32bits(v))
 		}
-		for _, v := range b.Val {
-			p = append(p, c.dict.code(v))
-		}
+		p = append(p, codes...)
 	} else {
 		for _, v := range b.Val {
 			p = binary.LittleEndian.AppendUint32(p, math.Float32bits(v))
@@ -367,17 +371,22 @@ type cacheDict struct {
 
 func dictSlot(bits uint32) uint32 { return (bits * 0x9e3779b1) >> 22 }
 
-// build returns the distinct values of val in order of first appearance,
-// or nil when there are more than maxCacheDict of them.
-func (d *cacheDict) build(val []float32) []float32 {
+// encode appends to dst the dictionary code of every value of val and
+// returns it, with the distinct values in d.vals in order of first
+// appearance; it returns nil when val has more than maxCacheDict distinct
+// values. One hash probe per value: the codes are found while the
+// dictionary is built.
+func (d *cacheDict) encode(val []float32, dst []uint8) []uint8 {
 	clear(d.keys[:])
 	d.vals = d.vals[:0]
-	for _, v := range val {
+	dst = grow(dst, len(val))[:len(val)]
+	for i, v := range val {
 		bits := math.Float32bits(v)
 		s := dictSlot(bits)
 		for {
 			k := d.keys[s]
 			if k == bits+1 {
+				dst[i] = d.codes[s]
 				break
 			}
 			if k == 0 {
@@ -386,23 +395,23 @@ func (d *cacheDict) build(val []float32) []float32 {
 				}
 				d.keys[s] = bits + 1
 				d.codes[s] = uint8(len(d.vals))
+				dst[i] = uint8(len(d.vals))
 				d.vals = append(d.vals, v)
 				break
 			}
 			s = (s + 1) & 1023
 		}
 	}
-	return d.vals
+	return dst
 }
 
-// code returns the dictionary code of v, which build has seen.
-func (d *cacheDict) code(v float32) uint8 {
-	bits := math.Float32bits(v)
-	s := dictSlot(bits)
-	for d.keys[s] != bits+1 {
-		s = (s + 1) & 1023
+// appendUvarint is binary.AppendUvarint with the one-byte case (most index
+// gaps and row lengths below 128) first.
+func appendUvarint(p []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(p, byte(v))
 	}
-	return d.codes[s]
+	return binary.AppendUvarint(p, v)
 }
 
 // outputCompression names the compression CreateCompressed would apply to
@@ -739,53 +748,210 @@ func (r *CacheReader) Close() error {
 }
 
 // TeeCache returns a BlockReader that hands out the blocks of src and
-// writes each to w as it passes. When src ends, w is closed, so the cache
-// appears complete under its name before the reader returns io.EOF. Closing
-// the reader before the end, or an error of src or w, aborts w: a cache
-// exists only whole.
+// writes each to w as it passes. Writing runs in its own goroutine, off the
+// path between src and the caller: a block goes back to src only when both
+// the caller has released it and the writer is done with it, and when src
+// has no block left to fill, Next waits for the writer. When src ends, the
+// writes are finished and w is closed, so the cache appears complete under
+// its name before the reader returns io.EOF. Closing the reader before the
+// end, or an error of src or w, aborts w: a cache exists only whole.
 func TeeCache(src BlockReader, w *CacheWriter) BlockReader {
-	return &teeCache{src: src, w: w}
+	t := &teeCache{
+		src:     src,
+		w:       w,
+		work:    make(chan *sparsevec.CSR, teeInflight),
+		written: make(chan teeWritten, teeInflight),
+		quit:    make(chan struct{}),
+		exited:  make(chan struct{}),
+	}
+	go t.write()
+	return t
 }
 
+// teeInflight bounds the blocks handed to the writer and not yet written,
+// so that work and written never fill.
+const teeInflight = 2 * StreamBlocks
+
 type teeCache struct {
-	src  BlockReader
-	w    *CacheWriter
-	done bool // w closed or aborted
+	src BlockReader
+	w   *CacheWriter
+
+	// Owned by the goroutine that calls Next and Release.
+	held     []*sparsevec.CSR // released by the caller, or not, ...
+	writing  []*sparsevec.CSR // ... and not yet written
+	err      error            // sticky
+	finished bool             // w closed or aborted by Next
+
+	werr error // the writer's error, as reported with a block
+
+	work    chan *sparsevec.CSR // to the writer
+	written chan teeWritten     // back from the writer
+	quit    chan struct{}       // closed by Close
+	exited  chan struct{}       // closed when write returns
+	once    sync.Once
+	cerr    error
+}
+
+// teeWritten is a block the writer is done with, and its first error so
+// far.
+type teeWritten struct {
+	b   *sparsevec.CSR
+	err error
+}
+
+// write is the writer goroutine. After an error it aborts w and passes the
+// remaining blocks straight back.
+func (t *teeCache) write() {
+	defer close(t.exited)
+	var werr error
+	for {
+		select {
+		case b, ok := <-t.work:
+			if !ok {
+				return
+			}
+			if werr == nil {
+				if werr = t.w.Write(b); werr != nil {
+					t.w.Abort()
+				}
+			}
+			t.written <- teeWritten{b, werr} // never blocks: at most teeInflight in flight
+		case <-t.quit:
+			return
+		}
+	}
+}
+
+// done notes that the writer has finished b, releasing it to src if the
+// caller has too.
+func (t *teeCache) done(d teeWritten) {
+	b := d.b
+	if d.err != nil {
+		t.werr = d.err
+	}
+	t.writing = removeBlock(t.writing, b)
+	if !containsBlock(t.held, b) {
+		t.src.Release(b)
+	}
+}
+
+// collect takes in what the writer has finished, without waiting, or
+// waiting for one block when wait is set and a write is in flight.
+func (t *teeCache) collect(wait bool) {
+	if wait && len(t.writing) > 0 {
+		t.done(<-t.written)
+	}
+	for {
+		select {
+		case b := <-t.written:
+			t.done(b)
+		default:
+			return
+		}
+	}
 }
 
 func (t *teeCache) Next() (*sparsevec.CSR, error) {
-	b, err := t.src.Next()
-	if err == io.EOF && !t.done {
-		t.done = true
-		if cerr := t.w.Close(); cerr != nil {
-			return nil, fmt.Errorf("writing the cache: %w", cerr)
-		}
-		return nil, io.EOF
+	if t.err != nil {
+		return nil, t.err
 	}
-	if err != nil {
-		if !t.done {
-			t.done = true
-			t.w.Abort()
-		}
-		return nil, err
+	t.collect(len(t.writing) >= teeInflight)
+	if t.werr != nil && !t.finished {
+		return nil, t.fail(fmt.Errorf("writing the cache: %w", t.werr))
 	}
-	if !t.done {
-		if werr := t.w.Write(b); werr != nil {
-			t.done = true
-			t.w.Abort()
-			t.src.Release(b)
-			return nil, fmt.Errorf("writing the cache: %w", werr)
+	for {
+		b, err := t.src.Next()
+		if errors.Is(err, ErrBlocksHeld) && len(t.writing) > 0 {
+			t.collect(true) // src's blocks are waiting on the writer
+			continue
 		}
+		if err == io.EOF {
+			if t.finished {
+				return nil, err
+			}
+			return nil, t.finish()
+		}
+		if err != nil {
+			return nil, t.fail(err)
+		}
+		t.held = append(t.held, b)
+		if !t.finished {
+			t.writing = append(t.writing, b)
+			t.work <- b // never blocks: len(t.writing) <= teeInflight
+		}
+		return b, nil
 	}
-	return b, nil
 }
 
-func (t *teeCache) Release(b *sparsevec.CSR) { t.src.Release(b) }
+// finish ends the writes at the end of src and closes w: io.EOF, or the
+// error that kept the cache from being written.
+func (t *teeCache) finish() error {
+	t.finished = true
+	close(t.work)
+	<-t.exited
+	t.collect(false)
+	if t.werr != nil {
+		return t.setErr(fmt.Errorf("writing the cache: %w", t.werr))
+	}
+	if err := t.w.Close(); err != nil {
+		return t.setErr(fmt.Errorf("writing the cache: %w", err))
+	}
+	return t.setErr(io.EOF)
+}
 
-func (t *teeCache) Close() error {
-	if !t.done {
-		t.done = true
+// fail stops the writer, aborts w and makes err sticky.
+func (t *teeCache) fail(err error) error {
+	if !t.finished {
+		t.finished = true
+		close(t.work)
+		<-t.exited
+		t.collect(false)
 		t.w.Abort()
 	}
-	return t.src.Close()
+	return t.setErr(err)
+}
+
+func (t *teeCache) setErr(err error) error {
+	t.err = err
+	return err
+}
+
+func (t *teeCache) Release(b *sparsevec.CSR) {
+	if !containsBlock(t.held, b) {
+		panic("reader: Release of a block that Next did not hand out or that was released already")
+	}
+	t.held = removeBlock(t.held, b)
+	if !containsBlock(t.writing, b) {
+		t.src.Release(b)
+	}
+}
+
+// Close stops the writer, discarding an unfinished cache, and closes src.
+// Blocks the caller holds stay valid.
+func (t *teeCache) Close() error {
+	t.once.Do(func() {
+		close(t.quit)
+		<-t.exited
+		t.w.Abort() // a no-op after Close or after the writer's own Abort
+		t.cerr = t.src.Close()
+	})
+	return t.cerr
+}
+
+func containsBlock(s []*sparsevec.CSR, b *sparsevec.CSR) bool {
+	for _, x := range s {
+		if x == b {
+			return true
+		}
+	}
+	return false
+}
+
+func removeBlock(s []*sparsevec.CSR, b *sparsevec.CSR) []*sparsevec.CSR {
+	for i, x := range s {
+		if x == b {
+			return append(s[:i], s[i+1:]...)
+		}
+	}
+	return s
 }

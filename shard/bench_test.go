@@ -17,8 +17,8 @@ import (
 var benchData struct {
 	once      sync.Once
 	dir       string
-	single    string
-	sets      map[int]string // shard count -> directory
+	single    map[string]string // compression extension -> file
+	sets      map[string]string // "ext/n" -> directory of n shards
 	textBytes int64
 	rows      int
 	err       error
@@ -58,15 +58,16 @@ func benchRows(rows int) *sparsevec.CSR {
 	return m
 }
 
-// writeRuns writes m to n shard files in dir, runs of run rows dealt
-// round-robin, with a manifest, and returns the text size.
-func writeRuns(dir string, m *sparsevec.CSR, n, run int) error {
+// writeRuns writes m to n shard files in dir, named with extension ext
+// (which picks the compression), runs of run rows dealt round-robin, with a
+// manifest.
+func writeRuns(dir string, m *sparsevec.CSR, n, run int, ext string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	man := &Manifest{RunRows: run}
 	for s := range n {
-		name := ShardName(s, n, ".libsvm.zst")
+		name := ShardName(s, n, ext)
 		out, err := reader.CreateCompressed(filepath.Join(dir, name))
 		if err != nil {
 			return err
@@ -118,20 +119,24 @@ func setupBench(b *testing.B) {
 		}
 		w.Flush()
 		d.textBytes, d.rows = cw.n, rows
-		d.single = filepath.Join(d.dir, "single.libsvm.zst")
-		if d.err = writeRuns(filepath.Join(d.dir, "one"), m, 1, 4096); d.err != nil {
-			return
-		}
-		if d.err = os.Rename(filepath.Join(d.dir, "one", ShardName(0, 1, ".libsvm.zst")), d.single); d.err != nil {
-			return
-		}
-		d.sets = map[int]string{}
-		for _, n := range []int{2, 4} {
-			dir := filepath.Join(d.dir, fmt.Sprint("set", n))
-			if d.err = writeRuns(dir, m, n, 4096); d.err != nil {
+		d.single, d.sets = map[string]string{}, map[string]string{}
+		for _, c := range benchCompressions {
+			ext := ".libsvm." + c
+			one := filepath.Join(d.dir, "one-"+c)
+			if d.err = writeRuns(one, m, 1, 4096, ext); d.err != nil {
 				return
 			}
-			d.sets[n] = dir
+			d.single[c] = filepath.Join(d.dir, "single"+ext)
+			if d.err = os.Rename(filepath.Join(one, ShardName(0, 1, ext)), d.single[c]); d.err != nil {
+				return
+			}
+			for _, n := range []int{2, 4} {
+				dir := filepath.Join(d.dir, fmt.Sprintf("set%d-%s", n, c))
+				if d.err = writeRuns(dir, m, n, 4096, ext); d.err != nil {
+					return
+				}
+				d.sets[fmt.Sprintf("%s/%d", c, n)] = dir
+			}
 		}
 	})
 	if d.err != nil {
@@ -180,29 +185,47 @@ func drain(b *testing.B, br reader.BlockReader, err error, want int) {
 	}
 }
 
-// BenchmarkRead reads about 150 MB of zstd-compressed LIBSVM text (MNIST
-// density) from one file and from shard sets; MB/s counts text bytes.
+// benchCompressions are the shard compressions BenchmarkRead compares.
+var benchCompressions = []string{"zst", "gz"}
+
+// BenchmarkRead reads about 150 MB of LIBSVM text (MNIST density) from one
+// file and from shard sets, zstd- and gzip-compressed; MB/s counts text
+// bytes. One file is read by one pipeline: a serial read-and-decompress
+// goroutine feeding parser goroutines (reader.WithWorkers, default
+// GOMAXPROCS). Shards run one such pipeline each, so they pay off when the
+// single pipeline's serial stage is the bottleneck:
+//
+//   - zst: decompression is cheap and the parsers already use every core,
+//     so on 2 cores shards add only overhead;
+//   - gz: decompression is about as costly as parsing and runs on one
+//     core, so 2 shards decompress on 2;
+//   - serial-parse: every pipeline has one parser (Workers 1), the case of
+//     a reader whose parsing is serial; 2 shards parse on 2 cores.
 func BenchmarkRead(b *testing.B) {
 	setupBench(b)
 	d := &benchData
-	b.Run("file", func(b *testing.B) {
-		measure(b, func() {
-			br, err := reader.OpenBlocks(d.single, DefaultBlockRows)
-			drain(b, br, err, d.rows)
-		})
-	})
-	for _, n := range []int{2, 4} {
-		for _, workers := range []int{0, 2} {
-			name := fmt.Sprintf("shards%d/readers2", n)
-			if workers > 0 {
-				name += fmt.Sprintf("/workers%d", workers)
-			}
-			b.Run(name, func(b *testing.B) {
-				measure(b, func() {
-					br, err := Open(d.sets[n], ReadConfig{Readers: 2, Workers: workers})
-					drain(b, br, err, d.rows)
-				})
+	file := func(path string, opts ...reader.Option) func(b *testing.B) {
+		return func(b *testing.B) {
+			measure(b, func() {
+				br, err := reader.OpenBlocks(path, DefaultBlockRows, opts...)
+				drain(b, br, err, d.rows)
 			})
 		}
 	}
+	shards := func(dir string, cfg ReadConfig) func(b *testing.B) {
+		return func(b *testing.B) {
+			measure(b, func() {
+				br, err := Open(dir, cfg)
+				drain(b, br, err, d.rows)
+			})
+		}
+	}
+	for _, c := range benchCompressions {
+		b.Run(c+"/file", file(d.single[c]))
+		for _, n := range []int{2, 4} {
+			b.Run(fmt.Sprintf("%s/shards%d", c, n), shards(d.sets[fmt.Sprintf("%s/%d", c, n)], ReadConfig{Readers: 2}))
+		}
+	}
+	b.Run("serial-parse/file", file(d.single["zst"], reader.WithWorkers(1)))
+	b.Run("serial-parse/shards2", shards(d.sets["zst/2"], ReadConfig{Readers: 2, Workers: 1}))
 }
