@@ -26,8 +26,9 @@ var (
 	ErrNoLabel = errors.New("missing label")
 	// ErrLineTooLong: a line longer than the MaxLineBytes option.
 	ErrLineTooLong = errors.New("line too long")
-	// ErrCorrupt: a compressed stream that is truncated or corrupt.
-	ErrCorrupt = errors.New("corrupt compressed input")
+	// ErrCorrupt: a file that is truncated or corrupt below the level of
+	// text: a compressed stream, an Arrow or Parquet file, a row cache.
+	ErrCorrupt = errors.New("corrupt input")
 )
 
 // maxNear bounds the token quoted in an error message.

@@ -139,7 +139,7 @@ func (d *decompressor) wrap(err error) error {
 	if d.format == "" {
 		return &ParseError{Path: d.path, Err: err}
 	}
-	return &ParseError{Path: d.path, Err: fmt.Errorf("%w: %s: %w", ErrCorrupt, d.format, err)}
+	return &ParseError{Path: d.path, Err: fmt.Errorf("%w: %s stream: %w", ErrCorrupt, d.format, err)}
 }
 
 // Close closes the decoder, then the file unless it is standard input.

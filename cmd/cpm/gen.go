@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/polyhedral/cpm/reader"
@@ -104,7 +102,7 @@ func allNames() []string {
 }
 
 // runGen implements "cpm gen". It writes nothing to stdout unless OUT is "-".
-func runGen(args []string, stdout, stderr io.Writer) error {
+func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			genFlags(stdout, "").fs.Usage()
@@ -184,8 +182,6 @@ func runGen(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	f, err := reader.CreateCompressed(*g.out, reader.WithZstdLevel(level))
 	if err != nil {
 		return err
