@@ -72,6 +72,12 @@ type Report struct {
 	TrainError  float64
 	LogLik      []float64   // PLUME, SPLA1: log-likelihood after each EM iteration
 	CPM         *sgd.Report // the CPM trainer's own report
+
+	// EpochMistakes holds, per pass or iteration, the updates of the
+	// perceptron, kernel perceptron and online Polyceptron, and the
+	// training mistakes of the batch Polyceptron's kept restart.
+	EpochMistakes []int
+	GradNorm      []float64 // batch Polyceptron: Σ_k ‖∇_k‖ per iteration of the kept restart
 }
 
 // WithSeed returns s with every learner's seed set to seed.
@@ -123,6 +129,7 @@ func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Rep
 		m = p.Model()
 		rep.Epochs, rep.Converged, rep.Mistakes = r.Epochs, r.Converged, r.TotalMistakes()
 		rep.Hyperplanes = m.K
+		rep.EpochMistakes = r.Mistakes
 	case KernelPerceptron:
 		if s.Label != nil {
 			return nil, nil, fmt.Errorf("learner: the kernel perceptron predicts the larger label for a positive score; a positive label cannot be chosen")
@@ -136,6 +143,7 @@ func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Rep
 		for _, n := range r.Mistakes {
 			rep.Mistakes += n
 		}
+		rep.EpochMistakes = r.Mistakes
 	case PolyceptronOnline, PolyceptronBatch:
 		cfg := s.Polyceptron
 		cfg.Inside = s.Label
@@ -153,6 +161,7 @@ func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Rep
 			rep.Mistakes += n
 		}
 		rep.Hyperplanes = m.K
+		rep.EpochMistakes, rep.GradNorm = r.Mistakes, r.GradNorm
 	case PLUME, SPLA1:
 		cfg := s.PLUME
 		cfg.Inside, cfg.Hard = s.Label, s.name() == SPLA1

@@ -30,7 +30,7 @@
 //	     0    8  magic "CPMMODEL"
 //	     8    4  format version, uint32 = 1
 //	    12    4  flags, uint32: bit 0 OvO, bit 1 Counts present,
-//	             bit 2 Multiclass; other bits 0
+//	             bit 2 Multiclass, bit 3 Steps present; other bits 0
 //	    16    4  Sides, uint32 (1 or 2)
 //	    20    4  K, uint32 (faces per polytope)
 //	    24    8  D, uint64 (feature rows including the bias row 0)
@@ -49,6 +49,8 @@
 //	               (m·D + j)·K + k: matrix-major, then feature-major, only
 //	               the K real columns (no Stride padding)
 //	             if flag bit 1: M × K uint64: Counts, matrix-major
+//	             if flag bit 3: M × int64: Steps, the SGD step counter t
+//	               of each matrix (absent: Iterations each)
 //	             B, uint32, then B × Blob: Extra, in slice order; a Blob is
 //	               name string,
 //	               n, uint64, then n × f32: F32
@@ -58,6 +60,16 @@
 //
 // Nothing follows the checksum; Read consumes its input to EOF and refuses
 // trailing bytes.
+//
+// Flag bit 3 and the Steps section were added, within version 1, for
+// warm-started CPM models (cpm train --init): such a model continues the
+// Pegasos step counter of its initial model, so its polytopes have taken
+// more steps than Iterations, the steps of the last run. Files without the
+// bit, which include every file written before it existed and every model
+// trained from scratch, read as before, with Steps nil (Iterations steps
+// per matrix, see Model.StepsOf). A build older than the bit refuses a file
+// that has it, as an unknown flag bit (ErrCorrupt), rather than misreading
+// it.
 //
 // # Label map and matrix order
 //

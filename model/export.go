@@ -14,8 +14,10 @@ import (
 //	learner, format, sides, k, d, lambda, entropy, cost_ratio, bias, seed,
 //	iterations, ovo, classes (labels separated by spaces), one
 //	"param.KEY: VALUE" line per param in key order with VALUE as a Go
-//	quoted string, matrices, counts (true or false), and one
-//	"blob.NAME: f32=N u32=N i64=N" line per blob giving its array lengths.
+//	quoted string, matrices, counts (true or false), steps (the step
+//	count of each matrix, separated by spaces; only if m has Steps), and
+//	one "blob.NAME: f32=N u32=N i64=N" line per blob giving its array
+//	lengths.
 //
 // Then, for each matrix, a blank line and "matrix: I", "side: S" and, for a
 // one-vs-one model, "pair: A B" with the pair's two class labels; then for
@@ -87,6 +89,16 @@ func (m *Model) ExportText(w io.Writer) error {
 	kv("counts")
 	b = strconv.AppendBool(b, m.Counts != nil)
 	line()
+	if m.Steps != nil {
+		kv("steps")
+		for i, t := range m.Steps {
+			if i > 0 {
+				b = append(b, ' ')
+			}
+			b = strconv.AppendInt(b, t, 10)
+		}
+		line()
+	}
 	for _, x := range m.Extra {
 		kv("blob." + x.Name)
 		b = append(b, "f32="...)

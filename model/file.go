@@ -18,8 +18,23 @@ func Save(path string, m *Model) error {
 	return save(path, func(w io.Writer) error { return Write(w, m) })
 }
 
+// WriteFileAtomic writes the file at path with write, atomically, as Save
+// writes a model (temporary file in the same directory, fsync, rename,
+// directory fsync; see Save): other files of the tool, such as training
+// checkpoints, use it so that a crash leaves either the old file or the
+// new one. Errors name the path.
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	return writeAtomic(path, "write", write)
+}
+
 // save is Save with the encoder injected, so tests can make it fail midway.
-func save(path string, write func(io.Writer) error) (err error) {
+func save(path string, write func(io.Writer) error) error {
+	return writeAtomic(path, "save model", write)
+}
+
+// writeAtomic implements Save and WriteFileAtomic; what starts error
+// messages.
+func writeAtomic(path, what string, write func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -30,7 +45,7 @@ func save(path string, write func(io.Writer) error) (err error) {
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp*")
 	if err != nil {
-		return fmt.Errorf("save model %s: %w", path, err)
+		return fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	tmp := f.Name()
 	closed := false
@@ -40,7 +55,7 @@ func save(path string, write func(io.Writer) error) (err error) {
 				f.Close()
 			}
 			os.Remove(tmp)
-			err = fmt.Errorf("save model %s: %w", path, err)
+			err = fmt.Errorf("%s %s: %w", what, path, err)
 		}
 	}()
 	if err := write(f); err != nil {

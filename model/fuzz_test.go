@@ -2,7 +2,12 @@ package model
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -65,4 +70,44 @@ func checkRead(t *testing.T, b []byte) {
 	if err := m.ExportText(&bytes.Buffer{}); err != nil {
 		t.Fatalf("ExportText: %v", err)
 	}
+}
+
+// TestWriteFuzzCorpus writes the seed corpus of FuzzRead to
+// testdata/fuzz/FuzzRead when CPM_WRITE_FUZZ_CORPUS=1: the test models, and
+// each malformed class (empty, magic only, another version, truncated, a
+// flipped byte, a header claiming a huge K×D with its checksum fixed,
+// trailing bytes). See testdata/fuzz/README.md.
+func TestWriteFuzzCorpus(t *testing.T) {
+	if os.Getenv("CPM_WRITE_FUZZ_CORPUS") != "1" {
+		t.Skip("set CPM_WRITE_FUZZ_CORPUS=1 to rewrite testdata/fuzz")
+	}
+	dir := filepath.Join("testdata", "fuzz", "FuzzRead")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) {
+		body := fmt.Sprintf("go test fuzz v1\n[]byte(%s)\n", strconv.Quote(string(b)))
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	models := testModels()
+	for name, m := range models {
+		write(name, encodeT(t, m))
+	}
+	bin := encodeT(t, models["binary"])
+	write("empty", nil)
+	write("magic-only", []byte("CPMMODEL"))
+	version := bytes.Clone(bin)
+	binary.LittleEndian.PutUint32(version[8:], Version+1)
+	write("other-version", fixCRC(version))
+	write("truncated", bin[:len(bin)/2])
+	flipped := bytes.Clone(bin)
+	flipped[len(flipped)/2] ^= 0x10
+	write("flipped", flipped)
+	huge := bytes.Clone(bin)
+	binary.LittleEndian.PutUint32(huge[20:], 1<<12) // K
+	binary.LittleEndian.PutUint64(huge[24:], 1<<24) // D
+	write("huge-KxD", fixCRC(huge))
+	write("trailing", append(bytes.Clone(bin), 0))
 }

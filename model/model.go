@@ -43,6 +43,7 @@ type Model struct {
 	Params     map[string]string   // learner-specific extras; written in sorted key order (deterministic bytes)
 	Weights    []*sparsevec.Matrix // each D×K; binary: Sides matrices; OvO: one per (pair, side), pair-major
 	Counts     [][]uint64          // optional: per matrix, per face training assignment counts (nil or len(Weights) slices of len K)
+	Steps      []int64             // optional: per matrix, the SGD step counter t it was trained to; nil: Iterations each (see StepsOf)
 	Extra      []Blob              // optional named arrays for other learners
 }
 
@@ -55,6 +56,19 @@ type Blob struct {
 	F32  []float32
 	U32  []uint32
 	I64  []int64
+}
+
+// StepsOf returns the number of SGD steps weight matrix i was trained
+// with: Steps[i] if Steps is set, else Iterations. A CPM trained from
+// scratch takes Iterations steps per polytope and records no Steps (as
+// every file written before the field existed); a warm-started one
+// (cpm train --init) continues the step counter of its initial model and
+// records the total.
+func (m *Model) StepsOf(i int) int64 {
+	if m.Steps != nil {
+		return m.Steps[i]
+	}
+	return m.Iterations
 }
 
 // Matrices returns the number of weight matrices m's header calls for:
@@ -82,6 +96,7 @@ func (m *Model) matrices() int64 {
 //     D×K with Stride == sparsevec.StrideFor(K), len(Data) == D·Stride,
 //     finite weights and zero padding; at most 2^36 weights in all
 //   - Counts: nil, or len(Weights) slices of length K
+//   - Steps: nil, or len(Weights) values >= 0
 //   - Extra: at most 4096 blobs with valid unique names, each array at most
 //     2^36 long
 //
@@ -92,7 +107,7 @@ func (m *Model) validate(kind error) error {
 	if m == nil {
 		return invalidf(kind, "nil model")
 	}
-	for _, f := range []func(error) error{m.checkHeader, m.checkParams, m.checkWeights, m.checkCounts, m.checkExtra} {
+	for _, f := range []func(error) error{m.checkHeader, m.checkParams, m.checkWeights, m.checkCounts, m.checkSteps, m.checkExtra} {
 		if err := f(kind); err != nil {
 			return err
 		}
@@ -208,6 +223,21 @@ func (m *Model) checkCounts(kind error) error {
 	for i, c := range m.Counts {
 		if len(c) != m.K {
 			return invalidf(kind, "counts of matrix %d have length %d, want K = %d", i, len(c), m.K)
+		}
+	}
+	return nil
+}
+
+func (m *Model) checkSteps(kind error) error {
+	if m.Steps == nil {
+		return nil
+	}
+	if len(m.Steps) != len(m.Weights) {
+		return invalidf(kind, "steps for %d matrices, want %d", len(m.Steps), len(m.Weights))
+	}
+	for i, t := range m.Steps {
+		if t < 0 {
+			return invalidf(kind, "steps of matrix %d = %d, want >= 0", i, t)
 		}
 	}
 	return nil

@@ -300,7 +300,7 @@ func (d *decoder) model() (*Model, error) {
 	if err := d.params(m); err != nil {
 		return nil, err
 	}
-	if err := d.weights(m, h.counts); err != nil {
+	if err := d.weights(m, h.counts, h.steps); err != nil {
 		return nil, err
 	}
 	if err := d.extra(m); err != nil {
@@ -331,6 +331,7 @@ func (d *decoder) model() (*Model, error) {
 type header struct {
 	m      *Model
 	counts bool
+	steps  bool
 }
 
 // header reads the fixed header, the learner name and the classes.
@@ -349,6 +350,7 @@ func (d *decoder) header() (header, error) {
 	m.OvO = flags&flagOvO != 0
 	m.Multiclass = flags&flagMulti != 0
 	h.counts = flags&flagCounts != 0
+	h.steps = flags&flagSteps != 0
 
 	// Each size is checked against its cap before it is converted to int.
 	sides, err := d.u32("sides")
@@ -446,8 +448,9 @@ func (d *decoder) params(m *Model) error {
 	return d.wrap(m.checkParams(ErrCorrupt))
 }
 
-// weights reads the matrix count, the matrices and, if present, the counts.
-func (d *decoder) weights(m *Model, counts bool) error {
+// weights reads the matrix count, the matrices and, if present, the counts
+// and the steps.
+func (d *decoder) weights(m *Model, counts, steps bool) error {
 	n, err := d.u32("matrix count")
 	if err != nil {
 		return err
@@ -464,6 +467,9 @@ func (d *decoder) weights(m *Model, counts bool) error {
 	if counts {
 		total += uint64(n) * uint64(m.K) * 8
 	}
+	if steps {
+		total += uint64(n) * 8
+	}
 	if err := d.need(total+8, "weights"); err != nil { // +8: blob count and checksum
 		return err
 	}
@@ -475,16 +481,28 @@ func (d *decoder) weights(m *Model, counts bool) error {
 		}
 		m.Weights = append(m.Weights, w)
 	}
-	if !counts {
-		return nil
+	if counts {
+		m.Counts = make([][]uint64, 0, min(int(n), 1024))
+		for i := range int(n) {
+			c, err := array(d, uint64(m.K), 8, decU64, fmt.Sprintf("counts of matrix %d", i))
+			if err != nil {
+				return err
+			}
+			m.Counts = append(m.Counts, c)
+		}
 	}
-	m.Counts = make([][]uint64, 0, min(int(n), 1024))
-	for i := range int(n) {
-		c, err := array(d, uint64(m.K), 8, decU64, fmt.Sprintf("counts of matrix %d", i))
+	if steps {
+		// n >= 1 for a valid header; array returns nil only for n == 0.
+		at := d.off
+		s, err := array(d, uint64(n), 8, decI64, "steps")
 		if err != nil {
 			return err
 		}
-		m.Counts = append(m.Counts, c)
+		m.Steps = s
+		if err := m.checkSteps(ErrCorrupt); err != nil {
+			d.off = at
+			return d.wrap(err)
+		}
 	}
 	return nil
 }

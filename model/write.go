@@ -17,7 +17,8 @@ const (
 	flagOvO    = 1 << 0
 	flagCounts = 1 << 1
 	flagMulti  = 1 << 2
-	flagsKnown = flagOvO | flagCounts | flagMulti
+	flagSteps  = 1 << 3
+	flagsKnown = flagOvO | flagCounts | flagMulti | flagSteps
 )
 
 // chunkSize is the unit of buffered I/O: Write flushes about this many bytes
@@ -133,6 +134,9 @@ func encode(w io.Writer, m *Model) error {
 	if m.Multiclass {
 		flags |= flagMulti
 	}
+	if m.Steps != nil {
+		flags |= flagSteps
+	}
 	e.u32(flags)
 	e.u32(uint32(m.Sides))
 	e.u32(uint32(m.K))
@@ -163,6 +167,7 @@ func encode(w io.Writer, m *Model) error {
 	for _, c := range m.Counts {
 		e.u64s(c)
 	}
+	e.i64s(m.Steps)
 
 	e.u32(uint32(len(m.Extra)))
 	for _, b := range m.Extra {

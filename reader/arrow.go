@@ -87,6 +87,8 @@ func (e *SchemaError) Unwrap() error { return ErrSchema }
 // "features", and Err wraps one of the sentinels ErrIndexZero,
 // ErrIndexRange, ErrUnsorted, ErrDuplicate, ErrNonFinite or ErrNull, with
 // detail. CreateBlocks returns RowErrors too, Row counting the rows written.
+// A row cache's index above WithMaxIndex is a RowError too (any other
+// damage of a cache is a *CacheError).
 type RowError struct {
 	Path   string
 	Row    int64
@@ -862,9 +864,15 @@ func (s *streamMessages) read(p []byte) error {
 	return err
 }
 
+// errNoEOS is the end of an Arrow stream file without an end-of-stream
+// marker. The format lets a writer end a stream by closing it, but every
+// Arrow writer writes the marker on Close, so a file that ends between two
+// messages without it was cut there: refusing it, rather than reading a
+// shorter stream, is what keeps rows from being dropped silently.
+var errNoEOS = errors.New("the stream ends without its end-of-stream marker (truncated between two messages)")
+
 // Message returns the next message, valid until the next call; io.EOF at
-// the end of the stream (an end-of-stream marker, or the end of the file
-// between two messages).
+// the end-of-stream marker, errNoEOS at the end of the file without it.
 func (s *streamMessages) Message() (*ipc.Message, error) {
 	if s.msg != nil {
 		s.msg.Release()
@@ -873,7 +881,7 @@ func (s *streamMessages) Message() (*ipc.Message, error) {
 	var w [4]byte
 	if err := s.read(w[:]); err != nil {
 		if err == io.EOF {
-			return nil, io.EOF
+			return nil, errNoEOS
 		}
 		return nil, fmt.Errorf("reading message length: %w", err)
 	}

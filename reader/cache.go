@@ -444,6 +444,7 @@ func equalFold(a, b string) bool {
 // the ones the cache was written with (blockRows of the first pass).
 type CacheReader struct {
 	path     string
+	maxIndex uint32 // WithMaxIndex
 	f        *os.File
 	pool     chan *sparsevec.CSR
 	out      chan *sparsevec.CSR
@@ -461,18 +462,20 @@ type CacheReader struct {
 
 // OpenCache opens a cache file written by CacheWriter. blockRows is ignored
 // (the blocks are the ones written); it is there so OpenCache fits
-// OpenBlocks.
-func OpenCache(path string, blockRows int) (BlockReader, error) {
-	return openCache(path)
+// OpenBlocks. Of the options only WithMaxIndex applies: a row with a larger
+// index is a *RowError wrapping ErrIndexRange, as in the other formats,
+// whatever limit the cache was built with.
+func OpenCache(path string, blockRows int, opts ...Option) (BlockReader, error) {
+	return openCache(path, buildOptions(opts).maxIndex)
 }
 
-func openCache(path string) (*CacheReader, error) {
+func openCache(path string, maxIndex uint32) (*CacheReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	r := &CacheReader{
-		path: path, f: f,
+		path: path, f: f, maxIndex: maxIndex,
 		pool: make(chan *sparsevec.CSR, StreamBlocks),
 		out:  make(chan *sparsevec.CSR, StreamBlocks),
 		stop: make(chan struct{}),
@@ -489,11 +492,15 @@ func (r *CacheReader) produce() {
 	defer close(r.done)
 	defer close(r.out)
 	size := 1 << 20
-	if st, err := r.f.Stat(); err == nil && st.Size() < int64(size) {
-		size = int(st.Size()) + 16 // bufio's minimum is 16
+	fileSize := int64(-1) // unknown
+	if st, err := r.f.Stat(); err == nil && st.Mode().IsRegular() {
+		fileSize = st.Size()
+		if fileSize < int64(size) {
+			size = int(fileSize) + 16 // bufio's minimum is 16
+		}
 	}
 	br := bufio.NewReaderSize(r.f, size)
-	_, _, off, err := readCacheHeader(br, r.path)
+	id, _, off, err := readCacheHeader(br, r.path)
 	if err != nil {
 		r.finalErr = err
 		return
@@ -546,6 +553,16 @@ func (r *CacheReader) produce() {
 			fail(off, "block header claims %d rows, %d nonzeros, %d dictionary values, %d bytes", n, bnnz, dictLen, plen)
 			return
 		}
+		if maxIdx > id.maxIndex {
+			fail(off, "block's largest index %d is above the cache's maximum %d", maxIdx, id.maxIndex)
+			return
+		}
+		if fileSize >= 0 && off+24+int64(plen) > fileSize {
+			// Checked before the payload is allocated: a header cannot
+			// make the reader reserve more than the file holds.
+			fail(off, "block payload of %d bytes runs past the end of the file (%d bytes)", plen, fileSize)
+			return
+		}
 		if cap(payload) < int(plen) {
 			payload = make([]byte, plen)
 		}
@@ -568,6 +585,10 @@ func (r *CacheReader) produce() {
 			fail(off, "%s", msg)
 			return
 		}
+		if maxIdx > r.maxIndex {
+			r.finalErr = r.indexRange(blk, int64(rows))
+			return
+		}
 		off += 24 + int64(plen)
 		rows += uint64(n)
 		nnz += uint64(bnnz)
@@ -580,10 +601,30 @@ func (r *CacheReader) produce() {
 	}
 }
 
+// indexRange returns the *RowError of the first row of blk, which follows
+// rows rows, with an index above r.maxIndex.
+func (r *CacheReader) indexRange(blk *sparsevec.CSR, rows int64) error {
+	for i := range blk.Rows() {
+		for _, j := range blk.Row(i).Idx {
+			if j > r.maxIndex {
+				return &RowError{Path: r.path, Row: rows + int64(i) + 1, Column: featuresColumn,
+					Err: fmt.Errorf("%w: index %d above the maximum %d", ErrIndexRange, j, r.maxIndex)}
+			}
+		}
+	}
+	return &CacheError{r.path, 0, fmt.Errorf("%w: block without the index its header claims", ErrCorrupt)} // unreachable: decodeCacheBlock checked it
+}
+
 // decodeCacheBlock decodes a checked payload into blk and returns "" or
-// what is wrong with it.
+// what is wrong with it. maxIdx must be the largest index of the block's
+// rows (0 if it has none), as CacheWriter writes it.
 func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32, dictLen int) string {
 	le := binary.LittleEndian
+	// Every row takes at least 5 bytes (label, length) and every nonzero 2
+	// (gap, value code): check before allocating for what the header claims.
+	if len(p) < 5*rows+2*nnz {
+		return fmt.Sprintf("payload of %d bytes too short for %d rows and %d nonzeros", len(p), rows, nnz)
+	}
 	blk.Labels = grow(blk.Labels, rows)
 	blk.Ptr = grow(blk.Ptr, rows+1)
 	blk.Idx = grow(blk.Idx, nnz)
@@ -617,6 +658,7 @@ func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32
 		return "row lengths do not add up to the block's nonzeros"
 	}
 	idx := blk.Idx
+	var top uint64
 	for r := range rows {
 		prev := uint64(0)
 		for j := blk.Ptr[r]; j < blk.Ptr[r+1]; j++ {
@@ -634,6 +676,10 @@ func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32
 			}
 			idx[j] = uint32(prev)
 		}
+		top = max(top, prev)
+	}
+	if top != uint64(maxIdx) {
+		return fmt.Sprintf("block header claims largest index %d, its rows' largest is %d", maxIdx, top)
 	}
 	val := blk.Val
 	if dictLen > 0 {

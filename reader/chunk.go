@@ -174,7 +174,7 @@ func (p *pipeline) read() error {
 			}
 			if n > maxLine {
 				c.last = true
-				c.tail = &ParseError{Path: p.path, Col: maxLine + 1, Err: ErrLineTooLong}
+				c.tail = &ParseError{Path: p.path, Col: maxLine + 1, Err: lineTooLongError(maxLine)}
 				break
 			}
 			// A line longer than the buffer: grow, up to maxLine+1.
@@ -247,7 +247,7 @@ func parseChunk(c *chunk, lp *lineParser, path string, maxLine int) {
 		}
 		line++
 		if len(l) > maxLine {
-			c.err = &ParseError{Path: path, Line: line, Col: maxLine + 1, Err: ErrLineTooLong}
+			c.err = &ParseError{Path: path, Line: line, Col: maxLine + 1, Err: lineTooLongError(maxLine)}
 			break
 		}
 		switch lp.parse(l) {

@@ -91,9 +91,11 @@
 // is larger; and the level streams of each Parquet data page are checked
 // before the column reader, which loops forever on a short one, decodes
 // them. Parquet's Thrift metadata and DELTA_BINARY_PACKED pages are left to
-// the library. An Arrow stream cut exactly between two messages cannot be
-// told from a complete one (the end-of-stream marker is optional); the file
-// format and Parquet detect truncation.
+// the library. An Arrow stream must end with its end-of-stream marker: the
+// format makes it optional, but every Arrow writer writes it on close, and a
+// stream file that ends between two messages without it was cut there, so it
+// is refused (ErrCorrupt) rather than read as a shorter stream. The file
+// format and Parquet detect truncation by their footers.
 //
 // CreateBlocks writes LIBSVM text, Arrow IPC files and streams (bodies
 // compressed with zstd by default, or lz4, or not at all) and Parquet
@@ -104,7 +106,11 @@
 //
 // Malformed input is reported as a *ParseError holding the path, the 1-based
 // line and byte column, and one of the sentinel errors (ErrSyntax,
-// ErrIndexZero, ...), which errors.Is finds. Truncated or corrupt
+// ErrIndexZero, ...), which errors.Is finds. ErrIndexRange and
+// ErrLineTooLong say which limit was exceeded, so that a caller can say how
+// to raise it. WithMaxIndex holds in every format, the cache included, so
+// that no row handed out has a larger index: it bounds the Dim of every
+// block and whatever a trainer sizes by it. Truncated or corrupt
 // compressed input is an error wrapping ErrCorrupt, never a silent early end.
 // Nothing in this package panics on bad data.
 package reader

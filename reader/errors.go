@@ -2,6 +2,7 @@ package reader
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 )
 
@@ -84,6 +85,17 @@ func nearText(tok []byte) string {
 		return string(tok[:maxNear]) + "..."
 	}
 	return string(tok)
+}
+
+// indexRangeError says which maximum a feature index exceeds. It is built
+// only when a line fails, so the parser makes no allocation per row.
+func indexRangeError(maxIndex uint32) error {
+	return fmt.Errorf("%w: above the maximum %d", ErrIndexRange, maxIndex)
+}
+
+// lineTooLongError says which bound a line exceeds.
+func lineTooLongError(maxLine int) error {
+	return fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, maxLine)
 }
 
 // errBadRead reports a Reader that returned an impossible count.

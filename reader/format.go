@@ -135,7 +135,7 @@ func OpenBlocks(path string, blockRows int, opts ...Option) (BlockReader, error)
 	case Parquet:
 		return openParquetBlocks(path, buildOptions(opts))
 	case Cache:
-		return OpenCache(path, blockRows)
+		return OpenCache(path, blockRows, opts...)
 	}
 	return NewStream(path, blockRows, opts...)
 }

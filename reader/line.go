@@ -113,7 +113,7 @@ func (p *lineParser) parse(line []byte) int {
 		case v == 0:
 			return p.fail(line, tok, ErrIndexZero)
 		case v > maxIndex:
-			return p.fail(line, tok, ErrIndexRange)
+			return p.fail(line, tok, indexRangeError(p.maxIndex))
 		case v == prev:
 			return p.fail(line, tok, ErrDuplicate)
 		case v < prev:

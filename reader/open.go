@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/bzip2"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,10 +13,16 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// MaxZstdWindow is the largest zstd window Open accepts (256 MiB). It covers
-// every standard level, including --ultra -22 and --long (window 2^27), and
-// caps what a hostile frame header can make the decoder allocate.
-const MaxZstdWindow = 256 << 20
+// MaxZstdWindow is the largest zstd window Open accepts (128 MiB, 2^27). It
+// covers every standard level, including --ultra -22 and --long (window
+// 2^27), and is the zstd tool's own default limit for decompression (a
+// frame made with --long=28 or more needs --memory there too). It caps what
+// a hostile frame header can make the decoder hold: the decoder keeps up to
+// a window of history, so a 10 KB file of run-length blocks claiming the
+// largest window makes one pass of Load or Stream take about 170 MB
+// (measured peak RSS of cpm convert and train); a 2^28 window took twice
+// that.
+const MaxZstdWindow = 128 << 20
 
 // zstdConcurrency is the decoder's number of in-flight blocks. 1 decodes
 // synchronously in the reading goroutine, which measured faster than the
@@ -138,6 +145,9 @@ func (d *decompressor) wrap(err error) error {
 	}
 	if d.format == "" {
 		return &ParseError{Path: d.path, Err: err}
+	}
+	if errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+		return &ParseError{Path: d.path, Err: fmt.Errorf("%w: %s stream: %w (a frame may use a window of at most %d MiB)", ErrCorrupt, d.format, err, MaxZstdWindow>>20)}
 	}
 	return &ParseError{Path: d.path, Err: fmt.Errorf("%w: %s stream: %w", ErrCorrupt, d.format, err)}
 }

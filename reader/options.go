@@ -12,7 +12,8 @@ const (
 	DefaultChunkBytes = 1 << 20
 )
 
-// Option configures a Scanner, Load, LoadReader or NewStream.
+// Option configures a Scanner, Load, LoadReader, NewStream, OpenBlocks or
+// OpenCache.
 type Option func(*options)
 
 type options struct {
@@ -48,7 +49,11 @@ func WithMaxLineBytes(n int) Option {
 }
 
 // WithMaxIndex sets the largest feature index accepted; a larger one is
-// ErrIndexRange. n == 0 selects the default, 1<<32-1.
+// ErrIndexRange, in every format: a *ParseError at the line and column of
+// LIBSVM text, a *RowError at the row of an Arrow or Parquet file or a
+// cache. Since no row gets past it, it bounds the Dim of every block, and
+// so the weights a trainer sizes by it. n == 0 selects the default,
+// 1<<32-1.
 func WithMaxIndex(n uint32) Option {
 	return func(o *options) {
 		if n == 0 {

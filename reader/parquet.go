@@ -647,11 +647,17 @@ func (p *checkedPages) check(pg file.Page) error {
 			data = data[k:]
 		}
 		if p.maxDef > 0 {
-			_, err := levelsV1(data, pg.DefinitionLevelEncoding(), p.maxDef, n)
+			enc := pg.DefinitionLevelEncoding()
+			k, err := levelsV1(data, enc, p.maxDef, n)
 			if err != nil {
 				return fmt.Errorf("definition levels: %w", err)
 			}
-			return nil
+			if enc == parquet.Encodings.RLE {
+				n = hybridCount(data[4:k], bitWidth(p.maxDef), n, uint32(p.maxDef))
+			} else {
+				n = packedCount(data[:k], bitWidth(p.maxDef), n, uint32(p.maxDef))
+			}
+			data = data[k:]
 		}
 	case *file.DataPageV2:
 		rl, dl := int(pg.RepetitionLevelByteLen()), int(pg.DefinitionLevelByteLen())
@@ -665,13 +671,17 @@ func (p *checkedPages) check(pg file.Page) error {
 			if !hybridRuns(data[rl:rl+dl], bitWidth(p.maxDef), n, nil) {
 				return errors.New("definition levels run short")
 			}
-			return nil
+			n = hybridCount(data[rl:rl+dl], bitWidth(p.maxDef), n, uint32(p.maxDef))
 		}
 		data = data[rl+dl:]
 	default:
 		return nil
 	}
-	// No definition levels: every level has a value.
+	// n is now the number of values: the levels at the maximum definition
+	// level, or every level without definition levels. Dictionary indices
+	// are checked in every column, nullable or not: parquet/file's
+	// dictionary decoder sizes a slice by the largest index it meets, so
+	// one index of 2^31 would make it allocate 8 GiB.
 	switch enc := parquet.Encoding(pg.Encoding()); enc {
 	case parquet.Encodings.Plain, byteStreamSplit:
 		if len(data) < 4*n {
@@ -774,6 +784,61 @@ func hybridRuns(buf []byte, bw, n int, valid func(uint32) bool) bool {
 		buf = buf[nb:]
 	}
 	return true
+}
+
+// hybridCount returns how many of the first n values of buf, in the
+// RLE/bit-packing hybrid encoding of width bw that hybridRuns accepted,
+// equal want.
+func hybridCount(buf []byte, bw, n int, want uint32) int {
+	got, eq := 0, 0
+	for got < n {
+		h, k := binary.Uvarint(buf)
+		if k <= 0 {
+			return eq
+		}
+		buf = buf[k:]
+		count := int(h >> 1)
+		if h&1 == 1 {
+			use := min(8*count, n-got)
+			for i := range use {
+				if unpack(buf, i, bw) == want {
+					eq++
+				}
+			}
+			got += 8 * count
+			buf = buf[min(len(buf), count*bw):]
+			continue
+		}
+		nb := (bw + 7) / 8
+		var v uint32
+		for i := range nb {
+			v |= uint32(buf[i]) << (8 * i)
+		}
+		if v == want {
+			eq += min(count, n-got)
+		}
+		got += count
+		buf = buf[nb:]
+	}
+	return eq
+}
+
+// packedCount returns how many of the n values of buf, in the deprecated
+// BIT_PACKED level encoding of width bw (most significant bit first), equal
+// want.
+func packedCount(buf []byte, bw, n int, want uint32) int {
+	eq := 0
+	for i := range n {
+		var v uint32
+		for j := range bw {
+			b := i*bw + j
+			v = v<<1 | uint32(buf[b>>3]>>(7-b&7)&1)
+		}
+		if v == want {
+			eq++
+		}
+	}
+	return eq
 }
 
 // unpack returns value i of bit-packed values of width bw (LSB first).

@@ -193,5 +193,5 @@ func (s *Scanner) fill() {
 
 // tooLong reports the line after s.line as too long.
 func (s *Scanner) tooLong() error {
-	return &ParseError{Path: s.path, Line: s.line + 1, Col: s.maxLine + 1, Err: ErrLineTooLong}
+	return &ParseError{Path: s.path, Line: s.line + 1, Col: s.maxLine + 1, Err: lineTooLongError(s.maxLine)}
 }

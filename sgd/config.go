@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+
+	"github.com/polyhedral/cpm/model"
 )
 
 // Config holds the hyperparameters of CPM training. The zero value is
@@ -47,6 +49,22 @@ type Config struct {
 	// ProgressEvery is the number of steps between Progress calls.
 	// If 0, it defaults to 1<<20.
 	ProgressEvery int64
+
+	// Init, if set, warm-starts training from a CPM model: polytope i
+	// starts from Init.Weights[i] (feature rows beyond Init.D start at 0)
+	// and its Pegasos step counter continues from Init.StepsOf(i), so the
+	// first step is t0+1 with shrink 1 - 1/(t0+1), not t = 1, whose shrink
+	// 1 - η_1·λ = 0 would erase the weights. Init must be a valid CPM model
+	// of the same shape as the run: K, Sides (DoubleSided), OvO, the label
+	// map and Bias; otherwise training fails with an error naming both.
+	// ASSIGN's dictionary starts empty. Lambda is not taken from Init:
+	// when Lambda is 0 it is still 1/(C·T) with T this run's Iterations,
+	// which changes the objective whenever T differs from Init's; set
+	// Lambda (usually to Init.Lambda) to continue the same one.
+	Init *model.Model
+	// Checkpoint configures checkpoints of the training state and resuming
+	// from one (in-memory training only); the zero value takes none.
+	Checkpoint Checkpointing
 }
 
 // Progress is a snapshot of one polytope's training.
@@ -107,6 +125,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("sgd: Bias = %v, want a finite value", c.Bias)
 	case c.Workers < 1:
 		return c, fmt.Errorf("sgd: Workers = %d, want >= 1", c.Workers)
+	case c.Checkpoint.Every < 0 || c.Checkpoint.Interval < 0:
+		return c, fmt.Errorf("sgd: checkpoint every %d steps / %v, want >= 0", c.Checkpoint.Every, c.Checkpoint.Interval)
 	}
 	return c, nil
 }

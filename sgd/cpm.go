@@ -1,6 +1,9 @@
 package sgd
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/polyhedral/cpm/assign"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -58,6 +61,34 @@ func newPolytope(cfg Config, d int) (*Polytope, error) {
 		score:     make([]float32, w.Stride),
 		coef:      make([]float32, w.Stride),
 	}, nil
+}
+
+// warm makes p continue from weights w (true weights: scale 1) after t
+// steps: a warm start. w must have p's K; rows beyond w.D stay zero.
+func (p *Polytope) warm(w *sparsevec.Matrix, t int64) {
+	p.W.Grow(w.D)
+	copy(p.W.Data, w.Data[:w.D*w.Stride])
+	p.scale, p.t = 1, t
+}
+
+// restore sets p to the snapshot st: raw weights and lazy scale as they
+// were (not folded), step counter, statistics and ASSIGN state. The
+// snapshot is copied, not referenced.
+func (p *Polytope) restore(st *taskState) error {
+	if st.w.K != p.W.K || st.w.Stride != p.W.Stride {
+		return fmt.Errorf("sgd: snapshot has K = %d, the polytope %d", st.w.K, p.W.K)
+	}
+	b, err := st.asg.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	a := new(assign.Assigner)
+	if err := a.UnmarshalBinary(b); err != nil {
+		return err
+	}
+	p.W = &sparsevec.Matrix{D: st.w.D, K: st.w.K, Stride: st.w.Stride, Data: slices.Clone(st.w.Data)}
+	p.scale, p.t, p.stats, p.asg = st.scale, st.t, st.stats, a
+	return nil
 }
 
 // scores fills p.score with the true scores of x and returns the face with

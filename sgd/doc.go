@@ -42,6 +42,17 @@
 //     shuffled once by copying it in the new order (so an epoch reads memory
 //     sequentially) and that order repeats each epoch unless
 //     Config.Reshuffle draws a fresh permutation per epoch.
+//   - Warm start (Config.Init). Training may continue from a saved model:
+//     each polytope starts from its weights with the step counter t of the
+//     run that made it (model.Model.StepsOf), so η_t = 1/(λt) continues
+//     to decrease. Restarting t at 1 would make the first shrink factor
+//     1 - η_1λ = 0 and erase the model. λ itself is a hyperparameter of
+//     the new run; the paper's λ = 1/(C·T) depends on this run's T, so a
+//     warm start should fix λ explicitly (usually to the old model's).
+//     The ASSIGN dictionary is not stored in models and starts empty.
+//   - Checkpoints (Config.Checkpoint). A run can be checkpointed and
+//     resumed so that the final model is bit-identical to an uninterrupted
+//     run; see Checkpointing for what a checkpoint holds and its format.
 //   - One-vs-one ties. The paper breaks voting ties at random; Classifier
 //     gives them to the class with the larger sum of pairwise margins, then
 //     the smaller label, so predictions are deterministic.

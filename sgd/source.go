@@ -112,6 +112,34 @@ func (s *MemorySource) Next() (sparsevec.Vector, float32, int, error) {
 	return s.data.Row(r), s.data.Labels[r], id, nil
 }
 
+// state returns the source's position for a checkpoint. The permutation
+// is referenced, not copied, and only under reshuffle (otherwise it is the
+// identity).
+func (s *MemorySource) state() memState {
+	st := memState{n: int64(len(s.rows)), pos: int64(s.pos), epoch: int64(s.epoch)}
+	if s.reshuffle {
+		st.perm = s.perm
+	}
+	s.rng.AppendBinary(st.rng[:0]) // fills the array: cap is pcgSize
+	return st
+}
+
+// restore moves a new source to the position st, which must come from a
+// source over the same rows with the same reshuffle setting.
+func (s *MemorySource) restore(st *memState) error {
+	if st.n != int64(len(s.rows)) || (st.perm != nil) != s.reshuffle || st.pos > st.n {
+		return fmt.Errorf("sgd: checkpointed row source of %d rows (reshuffle %v) does not fit %d rows (reshuffle %v)", st.n, st.perm != nil, len(s.rows), s.reshuffle)
+	}
+	if err := s.rng.UnmarshalBinary(st.rng[:]); err != nil {
+		return fmt.Errorf("sgd: checkpointed PCG state: %w", err)
+	}
+	if st.perm != nil {
+		copy(s.perm, st.perm)
+	}
+	s.pos, s.epoch = int(st.pos), int(st.epoch)
+	return nil
+}
+
 // Epoch implements Source.
 func (s *MemorySource) Epoch() float64 {
 	return float64(s.epoch) + float64(s.pos)/float64(len(s.perm))

@@ -15,7 +15,7 @@ import (
 // Report summarises a training run for logs and --json metrics.
 type Report struct {
 	Seconds        float64
-	Steps          int64 // total SGD steps over every polytope
+	Steps          int64 // SGD steps this run took over every polytope (not counting those of a resumed checkpoint)
 	StepsPerSecond float64
 	Polytopes      []PolytopeReport
 }
@@ -23,7 +23,7 @@ type Report struct {
 // PolytopeReport describes one trained polytope.
 type PolytopeReport struct {
 	Task    string
-	Steps   int64
+	Steps   int64   // the polytope's step counter t (with a warm start, including the initial model's steps)
 	Entropy float64 // final assignment entropy, nats
 	Counts  []int64 // per face: positives whose unadjusted assignment is that face
 }
@@ -37,6 +37,9 @@ type task struct {
 	d      int    // initial feature rows (grown on demand)
 	ids    int    // row ids to reserve in ASSIGN's dictionary
 	leave  func() // if set, called when the task reads no more
+
+	init      *sparsevec.Matrix // warm start: initial weights (nil: zero)
+	initSteps int64             // warm start: steps init was trained with
 }
 
 // mix derives the PCG stream of task i, so that every polytope's row order
@@ -48,36 +51,72 @@ func mix(i int) uint64 { return 0x9e3779b97f4a7c15 * uint64(i+1) }
 // data that precedes training.
 const shuffleStream = 0x5eed
 
-// run trains one polytope for cfg.Iterations steps.
-func (t *task) run(ctx context.Context, cfg Config) (*Polytope, error) {
+// run trains one polytope for cfg.Iterations steps, or for what remains of
+// them after the snapshot resume (nil: from the start), and returns it with
+// the number of steps it took. With ck set it snapshots its state at chunk
+// boundaries (see Checkpointing); the step loop itself is the same either
+// way.
+func (t *task) run(ctx context.Context, cfg Config, ck *taskCk, resume *taskState) (*Polytope, int64, error) {
 	p, err := newPolytope(cfg, t.d)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	p.asg.Reserve(t.ids)
+	if t.init != nil {
+		p.warm(t.init, t.initSteps)
+	}
 	if t.leave != nil {
 		defer t.leave()
 	}
 	src, err := t.source()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.name, err)
+		return nil, 0, fmt.Errorf("%s: %w", t.name, err)
 	}
 	if c, ok := src.(interface{ Close() error }); ok {
 		defer c.Close()
 	}
+	var mem *MemorySource
+	if ck != nil || resume != nil {
+		var ok bool
+		if mem, ok = src.(*MemorySource); !ok {
+			return nil, 0, fmt.Errorf("%s: checkpoints need in-memory training data", t.name)
+		}
+	}
+	start := int64(0)
+	if resume != nil {
+		if want := t.initSteps + resume.done; resume.t != want {
+			return nil, 0, fmt.Errorf("%s: snapshot after %d steps has step counter %d, want %d", t.name, resume.done, resume.t, want)
+		}
+		if err := p.restore(resume); err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", t.name, err)
+		}
+		if err := mem.restore(&resume.src); err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", t.name, err)
+		}
+		start = resume.done
+	}
+	if ck != nil {
+		ck.last, ck.lastDone = time.Now(), start
+	}
 	every := cfg.ProgressEvery
-	for done := int64(0); done < cfg.Iterations; {
+	for done := start; done < cfg.Iterations; {
 		n := min(cfg.Iterations-done, 1<<14)
 		if n > every-done%every {
 			n = every - done%every
 		}
+		if ck != nil {
+			n = ck.limit(done, n)
+		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			if ck != nil && done != ck.lastDone {
+				ck.snapshot(p, mem, done)
+			}
+			return nil, done - start, err
 		}
 		for range n {
 			x, y, id, err := src.Next()
 			if err != nil {
-				return nil, fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
+				return nil, done - start, fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
 			}
 			p.Step(x, y == t.outer, id)
 		}
@@ -96,31 +135,70 @@ func (t *task) run(ctx context.Context, cfg Config) (*Polytope, error) {
 			}
 			cfg.Progress(pr)
 		}
+		if ck != nil && ck.due(done) {
+			ck.snapshot(p, mem, done)
+		}
+	}
+	if ck != nil && ck.lastDone != cfg.Iterations {
+		ck.snapshot(p, mem, cfg.Iterations)
 	}
 	p.fold()
-	return p, nil
+	return p, cfg.Iterations - start, nil
 }
 
 // runAll trains every task on a pool of cfg.Workers goroutines and returns
-// the polytopes in task order.
-func runAll(ctx context.Context, cfg Config, tasks []task) ([]*Polytope, *Report, error) {
+// the polytopes in task order. fp describes the run for checkpoints (nil
+// when cfg.Checkpoint is not active). With cfg.Checkpoint.Path set, the
+// checkpoint file is written a last time before runAll returns, also when
+// training was cancelled; a failure to write it stops training.
+func runAll(ctx context.Context, cfg Config, tasks []task, fp *fingerprint) ([]*Polytope, *Report, error) {
 	start := time.Now()
 	out := make([]*Polytope, len(tasks))
-	g, ctx := errgroup.WithContext(ctx)
+	ran := make([]int64, len(tasks))
+	if cfg.Init != nil {
+		for i := range tasks {
+			tasks[i].init, tasks[i].initSteps = cfg.Init.Weights[i], cfg.Init.StepsOf(i)
+		}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var w *ckWriter
+	resume := cfg.Checkpoint.Resume
+	if cfg.Checkpoint.Path != "" {
+		w = newCkWriter(cfg.Checkpoint.Path, fp, resume, cancel)
+	}
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(cfg.Workers)
 	for i := range tasks {
 		g.Go(func() error {
-			p, err := tasks[i].run(ctx, cfg)
-			out[i] = p
+			if err := gctx.Err(); err != nil {
+				return err // cancelled before it started: no snapshot
+			}
+			var ck *taskCk
+			if w != nil {
+				ck = &taskCk{w: w, i: i, every: cfg.Checkpoint.Every, interval: cfg.Checkpoint.Interval}
+			}
+			var st *taskState
+			if resume != nil {
+				st = resume.tasks[i]
+			}
+			p, n, err := tasks[i].run(gctx, cfg, ck, st)
+			out[i], ran[i] = p, n
 			return err
 		})
 	}
-	if err := g.Wait(); err != nil {
+	err := g.Wait()
+	if w != nil {
+		if werr := w.close(); werr != nil {
+			return nil, nil, werr
+		}
+	}
+	if err != nil {
 		return nil, nil, err
 	}
 	rep := &Report{Seconds: time.Since(start).Seconds()}
 	for i, p := range out {
-		rep.Steps += p.t
+		rep.Steps += ran[i]
 		rep.Polytopes = append(rep.Polytopes, PolytopeReport{
 			Task: tasks[i].name, Steps: p.t, Entropy: p.asg.Entropy(),
 			Counts: slices.Clone(p.asg.Counts()),
@@ -148,6 +226,15 @@ func buildModel(cfg Config, classes []float32, ovo bool, polys []*Polytope) *mod
 	}
 	if cfg.DoubleSided {
 		m.Sides = 2
+	}
+	for _, p := range polys {
+		if p.t != cfg.Iterations { // warm start: record every polytope's steps
+			m.Steps = make([]int64, len(polys))
+			for i, p := range polys {
+				m.Steps[i] = p.t
+			}
+			break
+		}
 	}
 	for _, p := range polys {
 		p.W.Grow(d)
@@ -197,6 +284,8 @@ func binaryClasses(labels []float32, outer *float32) ([]float32, error) {
 // data. The rows are shuffled once, by a copy laid out in the new order
 // (seeded by cfg.Seed), before training. outer selects the label that lives outside the polytope (nil: the
 // larger label). The two polytopes of a double-sided CPM train concurrently.
+// cfg.Init warm-starts from a model and cfg.Checkpoint writes checkpoints or
+// resumes from one; see Config.
 func Train(ctx context.Context, cfg Config, data *sparsevec.CSR, outer *float32) (*model.Model, *Report, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -206,12 +295,16 @@ func Train(ctx context.Context, cfg Config, data *sparsevec.CSR, outer *float32)
 	if err != nil {
 		return nil, nil, err
 	}
+	fp, err := prepare(cfg, data, classes, false)
+	if err != nil {
+		return nil, nil, err
+	}
 	data = data.Permute(permutation(data.Rows(), cfg.Seed, shuffleStream))
 	tasks := []task{memTask(cfg, data, nil, "outer", classes[0], 0)}
 	if cfg.DoubleSided {
 		tasks = append(tasks, memTask(cfg, data, nil, "inner", classes[1], 1))
 	}
-	polys, rep, err := runAll(ctx, cfg, tasks)
+	polys, rep, err := runAll(ctx, cfg, tasks, fp)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -255,10 +348,14 @@ func (f OpenFunc) Leave(int) {}
 // Classes must be given as [outer, inner]; a row with any other label is an
 // error. Polytope 0 is the outer one, 1 the inner one of a double-sided CPM;
 // the Input may give both the same pass (reader.Passes), so that the input
-// is read once per pass for both.
+// is read once per pass for both. cfg.Init may warm-start it; checkpoints
+// (cfg.Checkpoint) need in-memory data and are refused.
 func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes [2]float32) (*model.Model, *Report, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := prepare(cfg, nil, classes[:], false); err != nil {
 		return nil, nil, err
 	}
 	mk := func(name string, outer float32, i int) task {
@@ -275,7 +372,7 @@ func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes 
 	if cfg.DoubleSided {
 		tasks = append(tasks, mk("inner", classes[1], 1))
 	}
-	polys, rep, err := runAll(ctx, cfg, tasks)
+	polys, rep, err := runAll(ctx, cfg, tasks, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -310,7 +407,7 @@ func Pairs(c int) [][2]int {
 // TrainOvO trains one-vs-one multiclass CPM: one binary CPM (double-sided
 // if cfg.DoubleSided) per pair of classes, on the rows of those two classes,
 // with class i of pair (i, j) outside. Polytopes train on a bounded pool of
-// cfg.Workers goroutines.
+// cfg.Workers goroutines. cfg.Init and cfg.Checkpoint work as for Train.
 func TrainOvO(ctx context.Context, cfg Config, data *sparsevec.CSR) (*model.Model, *Report, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -319,6 +416,10 @@ func TrainOvO(ctx context.Context, cfg Config, data *sparsevec.CSR) (*model.Mode
 	classes := Labels(data)
 	if len(classes) < 2 {
 		return nil, nil, fmt.Errorf("sgd: one-vs-one needs at least 2 labels, the data has %d", len(classes))
+	}
+	fp, err := prepare(cfg, data, classes, true)
+	if err != nil {
+		return nil, nil, err
 	}
 	data = data.Permute(permutation(data.Rows(), cfg.Seed, shuffleStream))
 	byClass := make(map[float32][]int32, len(classes))
@@ -335,7 +436,7 @@ func TrainOvO(ctx context.Context, cfg Config, data *sparsevec.CSR) (*model.Mode
 			tasks = append(tasks, memTask(cfg, data, rows, name+"/inner", b, 2*pi+1))
 		}
 	}
-	polys, rep, err := runAll(ctx, cfg, tasks)
+	polys, rep, err := runAll(ctx, cfg, tasks, fp)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -41,7 +41,7 @@ var compressionsFor = map[reader.Format][]string{
 
 // runConvert implements "cpm convert". It prints a one-line summary to
 // stderr and writes data to stdout only when OUT is "-".
-func runConvert(args []string, stdout, stderr io.Writer) error {
+func runConvert(args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlags("convert", stderr, convertUsage)
 	images := fs.String("idx-images", "", "MNIST idx3 image `file`, e.g. train-images-idx3-ubyte[.gz]")
 	labels := fs.String("idx-labels", "", "MNIST idx1 label `file`, e.g. train-labels-idx1-ubyte[.gz]")
@@ -49,6 +49,8 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "output `file` (.arrow, .arrows, .parquet, or LIBSVM: .zst, .gz, plain; - for standard output)")
 	compression := fs.String("compression", "", "`codec` of Arrow bodies (zstd, lz4, none) or Parquet column chunks (zstd, snappy, none); default zstd. LIBSVM output is compressed by its extension")
 	batchRows := fs.Int("batch-rows", 0, "`rows` per Arrow record batch or Parquet row group (default 65536)")
+	lim := addLimitFlags(fs)
+	defer lim.annotate(&err)
 	inputs, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -95,7 +97,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		}
 		src = &oneBlock{m: m}
 	} else {
-		src, err = reader.OpenBlocks(inputs[0], reader.DefaultBatchRows)
+		src, err = reader.OpenBlocks(inputs[0], reader.DefaultBatchRows, lim.opts()...)
 		if err != nil {
 			return fmt.Errorf("reading input: %w", err)
 		}

@@ -136,11 +136,12 @@ func TestConvertLIBSVM(t *testing.T) {
 	}
 	zst := filepath.Join(dir, "out.libsvm.zst")
 	var stdout, stderr bytes.Buffer
-	if err := runConvert([]string{in, "-o", zst}, &stdout, &stderr); err != nil {
+	// Index 4294967295 needs --max-features at its maximum.
+	if err := runConvert([]string{in, "-o", zst, "--max-features", "4294967296"}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	stdout.Reset()
-	if err := runConvert([]string{"-o", "-", "--", zst}, &stdout, &stderr); err != nil {
+	if err := runConvert([]string{"-o", "-", "--max-features", "4294967296", "--", zst}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	if stdout.String() != text {
@@ -219,7 +220,7 @@ func TestConvertFormats(t *testing.T) {
 		t.Run(tt.out, func(t *testing.T) {
 			out := filepath.Join(dir, tt.out)
 			var stdout, stderr bytes.Buffer
-			if err := runConvert(append([]string{in, "-o", out}, tt.flags...), &stdout, &stderr); err != nil {
+			if err := runConvert(append([]string{in, "-o", out, "--max-features", "4294967296"}, tt.flags...), &stdout, &stderr); err != nil {
 				t.Fatal(err)
 			}
 			if f, err := reader.DetectFormat(out); err != nil || f != tt.format {
@@ -231,7 +232,7 @@ func TestConvertFormats(t *testing.T) {
 				}
 			}
 			stdout.Reset()
-			if err := runConvert([]string{out, "-o", "-"}, &stdout, &stderr); err != nil {
+			if err := runConvert([]string{out, "-o", "-", "--max-features", "4294967296"}, &stdout, &stderr); err != nil {
 				t.Fatal(err)
 			}
 			if stdout.String() != convertSample {
@@ -250,7 +251,7 @@ func TestConvertBatchRows(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out.arrow")
 	var stdout, stderr bytes.Buffer
-	if err := runConvert([]string{in, "-o", out, "--batch-rows", "4"}, &stdout, &stderr); err != nil {
+	if err := runConvert([]string{in, "-o", out, "--batch-rows", "4", "--max-features", "4294967296"}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	br, err := reader.OpenBlocks(out, 1)
@@ -343,7 +344,7 @@ func TestConvertColumnarErrors(t *testing.T) {
 	// would be refused, so flip an index in a converted file).
 	good := filepath.Join(dir, "good.arrow")
 	var stdout, stderr bytes.Buffer
-	if err := runConvert([]string{in, "-o", good, "--compression", "none"}, &stdout, &stderr); err != nil {
+	if err := runConvert([]string{in, "-o", good, "--compression", "none", "--max-features", "4294967296"}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(good)

@@ -24,7 +24,7 @@ type cvMetrics struct {
 	*cv.Result
 }
 
-func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlags("cv", stderr, cvUsage)
 	var (
 		lf      = addLearnerFlags(fs)
@@ -35,6 +35,8 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		jsonOut = fs.String("json", "", "write the results as JSON to `file` (- for stdout)")
 		quiet   = fs.Bool("q", false, "quiet: no progress line")
 	)
+	lim := addLimitFlags(fs)
+	defer lim.annotate(&err)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -53,7 +55,7 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usagef("-r %d -f %d: want at least 1 repetition and 2 folds", *reps, *folds)
 	}
 	path := pos[0]
-	data, err := reader.Load(path)
+	data, err := reader.Load(path, lim.opts()...)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func (r *evalResult) classIndex(y float32) int {
 // evaluate streams the rows of path through model m, counting errors, the
 // confusion matrix and face assignments; with scoresPath it writes one
 // line per row: "score face" (binary) or the predicted label (one-vs-one).
-func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, proba bool) (*evalResult, error) {
+func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, proba bool, opts ...reader.Option) (*evalResult, error) {
 	c, err := learner.NewPredictor(m)
 	if err != nil {
 		return nil, err
@@ -60,15 +60,18 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, prob
 		res.confusion[i] = make([]int64, len(ordered)+1)
 	}
 	var out *bufio.Writer
+	var scores *reader.OutputFile
 	if scoresPath != "" {
-		f, err := os.Create(scoresPath)
+		// A temporary file renamed into place once every row is scored: a
+		// bad row leaves no partial scores file.
+		scores, err = reader.CreateCompressed(scoresPath)
 		if err != nil {
 			return nil, fmt.Errorf("creating scores file: %w", err)
 		}
-		defer f.Close()
-		out = bufio.NewWriterSize(f, 1<<16)
+		defer scores.Abort() // a no-op after Close
+		out = bufio.NewWriterSize(scores, 1<<16)
 	}
-	st, err := reader.OpenBlocks(path, 4096)
+	st, err := reader.OpenBlocks(path, 4096, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -117,8 +120,14 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, prob
 		}
 		st.Release(b)
 	}
+	if res.rows == 0 {
+		return nil, fmt.Errorf("%s: no rows to score", path)
+	}
 	if out != nil {
 		if err := out.Flush(); err != nil {
+			return nil, fmt.Errorf("writing scores: %w", err)
+		}
+		if err := scores.Close(); err != nil {
 			return nil, fmt.Errorf("writing scores: %w", err)
 		}
 	}
@@ -127,12 +136,14 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, prob
 
 const predictUsage = "cpm predict -m MODEL -c DATA [-s SCORES [--proba]]"
 
-func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlags("predict", stderr, predictUsage)
 	modelPath := fs.String("m", "", "model `file`")
 	dataPath := fs.String("c", "", "data `file` to score (LIBSVM; labels are used for the error report)")
 	scores := fs.String("s", "", "write one line per row to `file`: score and assigned face (the predicted label for multiclass models)")
 	proba := fs.Bool("proba", false, "with -s: append p(y = positive label | x) to each line (plume, spla1)")
+	lim := addLimitFlags(fs)
+	defer lim.annotate(&err)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -147,17 +158,17 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *modelPath == "" || *dataPath == "" {
 		return usagef("need -m MODEL and -c DATA")
 	}
-	return scoreWithModel(ctx, stdout, *modelPath, *dataPath, *scores, *proba)
+	return scoreWithModel(ctx, stdout, *modelPath, *dataPath, *scores, *proba, lim.opts()...)
 }
 
 // scoreWithModel loads a model, scores a labelled file with it (writing
 // per-row scores if scoresPath is set) and prints the error rate.
-func scoreWithModel(ctx context.Context, stdout io.Writer, modelPath, dataPath, scoresPath string, proba bool) error {
+func scoreWithModel(ctx context.Context, stdout io.Writer, modelPath, dataPath, scoresPath string, proba bool, opts ...reader.Option) error {
 	m, err := model.Load(modelPath)
 	if err != nil {
 		return err
 	}
-	res, err := evaluate(ctx, m, dataPath, scoresPath, proba)
+	res, err := evaluate(ctx, m, dataPath, scoresPath, proba, opts...)
 	if err != nil {
 		return err
 	}
@@ -180,10 +191,12 @@ type evalMetrics struct {
 
 const evalUsage = "cpm eval -m MODEL [--json FILE] DATA"
 
-func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlags("eval", stderr, evalUsage)
 	modelPath := fs.String("m", "", "model `file`")
 	jsonOut := fs.String("json", "", "write error, confusion matrix and face counts as JSON to `file`")
+	lim := addLimitFlags(fs)
+	defer lim.annotate(&err)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -194,7 +207,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	res, err := evaluate(ctx, m, fs.Arg(0), "", false)
+	res, err := evaluate(ctx, m, fs.Arg(0), "", false, lim.opts()...)
 	if err != nil {
 		return err
 	}

@@ -23,9 +23,10 @@ const streamBlockRows = 4096
 // or a glob), optionally through a binary cache that the first pass writes
 // and later passes read.
 type input struct {
-	path    string // file, shard directory or glob
-	cache   string // cache file, or "" for none
-	readers int    // parallel readers of a shard set
+	path    string          // file, shard directory or glob
+	cache   string          // cache file, or "" for none
+	readers int             // parallel readers of a shard set
+	opts    []reader.Option // input limits (limits.go), for every reader and the cache
 
 	mu         sync.Mutex
 	cacheReady bool // the cache is complete and matches the source
@@ -44,9 +45,10 @@ type inputStats struct {
 }
 
 // newInput checks the input and, when cache is set, whether an existing
-// cache can be used. cache "auto" means path + ".cpmcache".
-func newInput(path, cache string, readers int, stderr io.Writer, quiet bool) (*input, error) {
-	in := &input{path: path, cache: cache, readers: readers}
+// cache can be used. cache "auto" means path + ".cpmcache". opts apply to
+// every pass and to the cache.
+func newInput(path, cache string, readers int, stderr io.Writer, quiet bool, opts ...reader.Option) (*input, error) {
+	in := &input{path: path, cache: cache, readers: readers, opts: opts}
 	if cache == "auto" {
 		if isShardInput(path) {
 			return nil, usagef("--cache auto needs a file input; name the cache for a shard set")
@@ -62,7 +64,7 @@ func newInput(path, cache string, readers int, stderr io.Writer, quiet bool) (*i
 	if isShardInput(path) && !isDir(path) {
 		return nil, usagef("--cache with a glob: give the shard directory instead (its manifest identifies the set)")
 	}
-	err := reader.CheckCache(in.cache, in.identity())
+	err := reader.CheckCache(in.cache, in.identity(), in.opts...)
 	switch {
 	case err == nil:
 		in.cacheReady, in.stats.cacheReused = true, true
@@ -98,9 +100,9 @@ func (in *input) identity() string {
 // openSource opens one pass over the source itself.
 func (in *input) openSource() (reader.BlockReader, error) {
 	if isShardInput(in.path) {
-		return openShards(in.path, in.readers)
+		return openShards(in.path, in.readers, in.opts...)
 	}
-	return reader.OpenBlocks(in.path, streamBlockRows)
+	return reader.OpenBlocks(in.path, streamBlockRows, in.opts...)
 }
 
 // openPass opens pass k: from the cache when it is complete, otherwise from
@@ -112,7 +114,7 @@ func (in *input) openPass(k int) (reader.BlockReader, error) {
 		in.stats.passStart = time.Now()
 	}
 	if in.cacheReady {
-		return reader.OpenCache(in.cache, streamBlockRows)
+		return reader.OpenCache(in.cache, streamBlockRows, in.opts...)
 	}
 	src, err := in.openSource()
 	if err != nil {
@@ -121,7 +123,7 @@ func (in *input) openPass(k int) (reader.BlockReader, error) {
 	if in.cache == "" || k > 1 {
 		return &passTimer{BlockReader: src, in: in, first: k == 1}, nil
 	}
-	w, err := reader.CreateCache(in.cache, in.identity())
+	w, err := reader.CreateCache(in.cache, in.identity(), in.opts...)
 	if err != nil {
 		src.Close()
 		return nil, err
@@ -250,11 +252,11 @@ func (in *input) printSplit(w io.Writer, trainSeconds float64) {
 // loadTraining loads in-memory training data, through the cache when one
 // is named: a cache that matches the source is read instead of it; otherwise
 // the source is read and the cache written on the way.
-func loadTraining(path, cache string, stderr io.Writer, quiet bool) (*sparsevec.CSR, error) {
+func loadTraining(path, cache string, stderr io.Writer, quiet bool, opts ...reader.Option) (*sparsevec.CSR, error) {
 	if cache == "" {
-		return reader.Load(path)
+		return reader.Load(path, opts...)
 	}
-	in, err := newInput(path, cache, 1, stderr, quiet)
+	in, err := newInput(path, cache, 1, stderr, quiet, opts...)
 	if err != nil {
 		return nil, err
 	}

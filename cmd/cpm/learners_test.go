@@ -158,7 +158,7 @@ func TestBenchSeedsSmall(t *testing.T) {
 			t.Errorf("bench seeds output lacks %q:\n%s", want, out)
 		}
 	}
-	if code, _, errs := cpm(t, "bench", "seeds", "--data", t.TempDir(), "--only", "Ionosphere", "-q"); code != 1 || !strings.Contains(errs, "--data") {
+	if code, _, errs := cpm(t, "bench", "seeds", "--data", t.TempDir(), "--only", "Ionosphere", "-q"); code != exitIO || !strings.Contains(errs, "--data") {
 		t.Errorf("bench with a data dir lacking the files: exit %d, %q", code, errs)
 	}
 }

@@ -12,9 +12,13 @@
 //	cpm shard   -n N --shuffle IN OUTDIR              shuffled shards of an input larger than memory
 //	cpm gen     NAME -o OUT                           generated data at the papers' scale
 //	cpm bench   seeds | cpm-table                     the papers' tables, ours beside theirs
+//	cpm inspect MODEL [--top N] [--data FILE]         what a model learned, face by face
+//	cpm plot    regions | curve                       decision regions (2-D) or a training curve (PNG)
+//	cpm version                                       module version and build information
 //
 // Run `cpm COMMAND -h` for a command's flags. Exit status: 0 success,
-// 1 error while working (bad input data, I/O), 2 usage error, 130 interrupted.
+// 1 any other error, 2 usage error, 3 bad input (data or model file),
+// 4 I/O error, 130 interrupted.
 package main
 
 import (
@@ -23,9 +27,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
+
+	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/plume"
+	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/sgd"
 )
 
 // usageError marks errors in the command line itself (exit status 2).
@@ -53,13 +64,38 @@ usage:
   cpm shard   -n N [--shuffle --seed S] IN OUTDIR   split data into N compressed shards
   cpm bench   seeds [--data DIR]                    the seed papers' tables, side by side
   cpm bench   cpm-table [--runs R]                  the CPM paper's Table 1 and one-vs-one MNIST
+  cpm inspect MODEL [--top N] [--data F] [--json F] what was learned: faces, norms, biases, top
+                                                    features, active faces, assignment counts
+  cpm plot    regions --model M --data F -o OUT.png decision regions and faces of a 2-D model
+  cpm plot    curve --log METRICS.jsonl -o OUT.png  training curve from cpm train --metrics-log
+  cpm version                                       module version and build info (also --version)
 
 Learners (cpm train --learner NAME): cpm (default), perceptron, kperceptron,
 polyceptron-online, polyceptron-batch, plume, spla1.
 
 Data files are LIBSVM text, plain or zstd/gzip/bzip2-compressed (detected
 from the content); "-" reads standard input. Run "cpm COMMAND -h" for flags.
+
+Exit status:
+  0    success
+  1    any other error (e.g. training refused the data's labels)
+  2    usage error (bad command line)
+  3    bad input: a data file that does not parse or is corrupt, a model
+       file that is not a valid cpm model
+  4    I/O error: a file that cannot be opened, read or written (missing,
+       permission denied, disk full)
+  130  interrupted (SIGINT or SIGTERM)
 `
+
+// Exit statuses of run.
+const (
+	exitOK          = 0
+	exitError       = 1
+	exitUsage       = 2
+	exitBadInput    = 3
+	exitIO          = 4
+	exitInterrupted = 130
+)
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -71,7 +107,7 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, topUsage)
-		return 2
+		return exitUsage
 	}
 	var err error
 	switch cmd, rest := args[0], args[1:]; cmd {
@@ -88,33 +124,152 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "cv":
 		err = runCV(ctx, rest, stdout, stderr)
 	case "gen":
-		err = runGen(rest, stdout, stderr)
+		err = runGen(ctx, rest, stdout, stderr)
 	case "shard":
 		err = runShard(ctx, rest, stdout, stderr)
 	case "bench":
 		err = runBench(ctx, rest, stdout, stderr)
+	case "inspect":
+		err = runInspect(ctx, rest, stdout, stderr)
+	case "plot":
+		err = runPlot(ctx, rest, stdout, stderr)
+	case "version", "--version", "-version":
+		err = runVersion(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, topUsage)
-		return 0
+		return exitOK
 	default:
 		fmt.Fprintf(stderr, "cpm: unknown command %q\n\n%s", cmd, topUsage)
-		return 2
+		return exitUsage
 	}
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, new(usageError)):
-		fmt.Fprintf(stderr, "cpm %s: %v\n", args[0], err)
-		return 2
-	case errors.Is(err, context.Canceled):
+	code := exitStatus(err)
+	switch code {
+	case exitOK:
+	case exitInterrupted:
 		fmt.Fprintf(stderr, "cpm %s: interrupted\n", args[0])
-		return 130
 	default:
 		fmt.Fprintf(stderr, "cpm %s: %v\n", args[0], err)
-		return 1
 	}
+	return code
+}
+
+// exitStatus maps the error of a command to the process exit status (see
+// topUsage). Bad input is tested before I/O, so that a parse error that
+// names its file is 3 while a failing open, read or write is 4.
+func exitStatus(err error) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.As(err, new(usageError)),
+		errors.Is(err, sgd.ErrCheckpointMismatch), errors.Is(err, sgd.ErrInitMismatch):
+		// A resume or warm start whose flags or data do not match: the
+		// command line is what is wrong.
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case isBadInput(err):
+		return exitBadInput
+	case isIOError(err):
+		return exitIO
+	}
+	return exitError
+}
+
+// isBadInput reports whether err says that a data or model file is
+// malformed: a reader position error (*reader.ParseError, RowError,
+// SchemaError, CacheError) that does not merely carry an I/O failure, an
+// error wrapping reader.ErrCorrupt, or a model file the model package (or
+// a learner's loader) refuses.
+func isBadInput(err error) bool {
+	if errors.As(err, new(*model.FormatError)) ||
+		errors.As(err, new(*sgd.CheckpointError)) ||
+		errors.As(err, new(*reader.RowError)) ||
+		errors.As(err, new(*reader.SchemaError)) {
+		return true
+	}
+	for _, kind := range []error{
+		reader.ErrCorrupt, reader.ErrSchema,
+		model.ErrNotModel, model.ErrVersion, model.ErrTruncated, model.ErrChecksum, model.ErrCorrupt, model.ErrInvalid,
+		plume.ErrModel,
+	} {
+		if errors.Is(err, kind) {
+			return true
+		}
+	}
+	if pe := (*reader.ParseError)(nil); errors.As(err, &pe) {
+		return !isIOError(pe.Err)
+	}
+	if ce := (*reader.CacheError)(nil); errors.As(err, &ce) {
+		return !isIOError(ce.Err)
+	}
+	return false
+}
+
+// isIOError reports whether err comes from the operating system: a file
+// that cannot be opened, read, written, synced or renamed.
+func isIOError(err error) bool {
+	return errors.As(err, new(*fs.PathError)) ||
+		errors.As(err, new(*os.LinkError)) ||
+		errors.As(err, new(*os.SyscallError)) ||
+		errors.As(err, new(syscall.Errno)) ||
+		errors.Is(err, io.ErrShortWrite)
+}
+
+const versionUsage = "cpm version (or cpm --version)"
+
+// runVersion prints the module path and version and the build information
+// the Go toolchain recorded in the binary.
+func runVersion(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("version", stderr, versionUsage)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	info, ok := debug.ReadBuildInfo()
+	_, err := io.WriteString(stdout, versionText(info, ok))
+	return err
+}
+
+// versionText renders build information: the main module's path and
+// version, the Go version and platform, and the VCS revision, time and
+// modified flag when the build recorded them.
+func versionText(info *debug.BuildInfo, ok bool) string {
+	if !ok || info == nil {
+		return "cpm: no build information in this binary\n"
+	}
+	path, version := info.Main.Path, info.Main.Version
+	if path == "" {
+		path = info.Path
+	}
+	if version == "" {
+		version = "(devel)"
+	}
+	text := fmt.Sprintf("cpm %s %s\n", path, version)
+	var goos, goarch string
+	vcs := map[string]string{}
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "GOOS":
+			goos = s.Value
+		case "GOARCH":
+			goarch = s.Value
+		case "vcs", "vcs.revision", "vcs.time", "vcs.modified":
+			vcs[s.Key] = s.Value
+		}
+	}
+	goVersion := info.GoVersion
+	if goos != "" {
+		goVersion += " " + goos + "/" + goarch
+	}
+	text += fmt.Sprintf("%-13s %s\n", "go", goVersion)
+	for _, k := range []string{"vcs", "vcs.revision", "vcs.time", "vcs.modified"} {
+		if v, ok := vcs[k]; ok {
+			text += fmt.Sprintf("%-13s %s\n", k, v)
+		}
+	}
+	return text
 }
 
 // newFlags returns a flag set that reports errors instead of exiting.

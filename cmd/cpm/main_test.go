@@ -149,8 +149,8 @@ func TestErrorsAndExitCodes(t *testing.T) {
 	bad := filepath.Join(dir, "bad.libsvm")
 	os.WriteFile(bad, []byte("1 1:0.5 2:1\n-1 3:1 2:4\n"), 0o644)
 	code, _, errs := cpm(t, "train", "-t", bad, "-o", filepath.Join(dir, "m"))
-	if code != 1 || !strings.Contains(errs, bad+":2:") {
-		t.Fatalf("unsorted indices: exit %d, stderr %q; want 1 and file:line", code, errs)
+	if code != exitBadInput || !strings.Contains(errs, bad+":2:") {
+		t.Fatalf("unsorted indices: exit %d, stderr %q; want 3 and file:line", code, errs)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "m")); err == nil {
 		t.Fatal("a failed train left a model file")
@@ -171,7 +171,7 @@ func TestErrorsAndExitCodes(t *testing.T) {
 	notModel := filepath.Join(dir, "not.model")
 	os.WriteFile(notModel, []byte("hello, this is not a model file at all"), 0o644)
 	code, _, errs = cpm(t, "eval", "-m", notModel, heart)
-	if code != 1 || !strings.Contains(errs, notModel) {
+	if code != exitBadInput || !strings.Contains(errs, notModel) {
 		t.Fatalf("foreign model: exit %d, stderr %q", code, errs)
 	}
 }

@@ -36,7 +36,7 @@ files are removed on success and on failure; on failure no manifest is left.`
 
 // runShard implements "cpm shard". It prints progress (with --progress)
 // and a one-line summary to stderr.
-func runShard(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runShard(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlags("shard", stderr, shardUsage)
 	n := fs.Int("n", 0, "number of shards `N` (1.."+strconv.Itoa(shard.MaxShards)+")")
 	shuffle := fs.Bool("shuffle", false, "shuffle the rows globally with --seed")
@@ -47,6 +47,8 @@ func runShard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	maxBucket := fs.Int64("max-bucket-mb", shard.DefaultMaxBucketBytes>>20, "memory `MiB` one shuffled bucket may take; larger buckets are shuffled in parts")
 	force := fs.Bool("force", false, "write into an OUTDIR holding another shard set or other files")
 	progress := fs.Bool("progress", false, "report progress (rows, rows/s) on stderr")
+	lim := addLimitFlags(fs)
+	defer lim.annotate(&err)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -93,7 +95,7 @@ func runShard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	start := time.Now()
-	m, err := shard.Split(ctx, pos[0], pos[1], cfg)
+	m, err := shard.Split(ctx, pos[0], pos[1], cfg, lim.opts()...)
 	switch {
 	case errors.Is(err, shard.ErrFormat), errors.Is(err, reader.ErrNoBzip2Writer):
 		return usageError{err}

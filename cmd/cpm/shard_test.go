@@ -105,7 +105,7 @@ func TestShardCommandErrors(t *testing.T) {
 		{[]string{"-n", "2", "--level", "huge", heart, out}, 2, "huge"},
 		{[]string{"-n", "2", "--ext", ".cpmcache", heart, out}, 2, "unsupported shard format"},
 		{[]string{"-n", "2", "--block-rows", "0", heart, out}, 2, "--block-rows"},
-		{[]string{"-n", "2", bad, out}, 1, bad + ":2:"},
+		{[]string{"-n", "2", bad, out}, exitBadInput, bad + ":2:"},
 	}
 	for _, tc := range tests {
 		code, _, errs := cpm(t, append([]string{"shard"}, tc.args...)...)

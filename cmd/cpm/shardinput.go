@@ -21,6 +21,6 @@ func shardIdentity(dir string) string {
 }
 
 // openShards opens one pass over a shard set with parallel readers.
-func openShards(path string, readers int) (reader.BlockReader, error) {
-	return shard.Open(path, shard.ReadConfig{Readers: readers, BlockRows: streamBlockRows})
+func openShards(path string, readers int, opts ...reader.Option) (reader.BlockReader, error) {
+	return shard.Open(path, shard.ReadConfig{Readers: readers, BlockRows: streamBlockRows}, opts...)
 }

@@ -85,7 +85,7 @@ type polytopeMetrics struct {
 
 const trainUsage = "cpm train -t TRAIN [-c TEST] -o MODEL [--learner NAME] [-k K] [-i T] [-C C | --lambda L] [--entropy H] [--double-sided | --ovo] [flags]"
 
-func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlags("train", stderr, trainUsage)
 	var (
 		lf          = addLearnerFlags(fs)
@@ -105,6 +105,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		selectFolds = fs.Int("select-folds", 5, "with a list of K (-k 2,3,4): folds of the stratified cross-validation that chooses K")
 	)
 	fs.Var(&inner, "inner_label", "with --stream: the other label (default -1)")
+	ckf := addCheckpointFlags(fs)
+	metricsLogPath := fs.String("metrics-log", "", "write a training curve to `file` (JSON Lines, one object per progress report of each cpm polytope, or per pass or iteration of the other learners; cpm plot curve draws it)")
+	progressEvery := fs.Int64("progress-every", 0, "cpm: SGD `steps` between progress lines and --metrics-log records (default 1048576)")
+	lim := addLimitFlags(fs)
+	defer lim.annotate(&err)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -115,13 +120,13 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *testPath == "" {
 			return usagef("-m MODEL needs -c TEST")
 		}
-		return scoreWithModel(ctx, stdout, *modelIn, *testPath, *scoresOut, false)
+		return scoreWithModel(ctx, stdout, *modelIn, *testPath, *scoresOut, false, lim.opts()...)
 	}
 	if *trainPath == "" {
 		return usagef("no training data: give -t FILE")
 	}
 	if *modelIn != "" {
-		return usagef("-m MODEL with -t: warm start is not supported yet; train from scratch or drop -t to test the model")
+		return usagef("-m MODEL with -t: -m only tests a model; to continue training it (warm start) use --init MODEL")
 	}
 	if *modelOut == "" && *testPath == "" {
 		return usagef("nothing to do: give -o MODEL and/or -c TEST")
@@ -142,8 +147,23 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *stream && (spec.Name != learner.CPM || spec.OvO) {
 		return usagef("--stream is for binary cpm training; %s needs the data in memory", lf.describe())
 	}
+	if err := ckf.apply(&spec, lf, *stream, stderr, *quiet); err != nil {
+		return err
+	}
 	if !*quiet {
 		spec.CPM.Progress = progressPrinter(stderr)
+	}
+	if *progressEvery < 0 {
+		return usagef("--progress-every %d: want >= 1", *progressEvery)
+	}
+	spec.CPM.ProgressEvery = *progressEvery
+	var mlog *metricsLog
+	if *metricsLogPath != "" {
+		if mlog, err = createMetricsLog(*metricsLogPath, spec.Name); err != nil {
+			return err
+		}
+		defer mlog.abort()
+		spec.CPM.Progress = mlog.hook(spec.CPM.Progress)
 	}
 
 	if *cpuProfile != "" {
@@ -169,7 +189,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if classes[0] == classes[1] {
 			return usagef("outer and inner labels are both %v", classes[0])
 		}
-		in, err := newInput(*trainPath, *cacheFile, *readers, stderr, *quiet)
+		in, err := newInput(*trainPath, *cacheFile, *readers, stderr, *quiet, lim.opts()...)
 		if err != nil {
 			return err
 		}
@@ -189,9 +209,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	} else {
 		start := time.Now()
-		data, err := loadTraining(*trainPath, *cacheFile, stderr, *quiet)
+		data, err := loadTraining(*trainPath, *cacheFile, stderr, *quiet, lim.opts()...)
 		if err != nil {
 			return err
+		}
+		if data.Rows() == 0 {
+			return fmt.Errorf("%s: no rows to train on", *trainPath)
 		}
 		met.LoadSeconds = time.Since(start).Seconds()
 		met.Rows, met.NNZ, met.Features = data.Rows(), data.NNZ(), max(data.Dim-1, 0)
@@ -214,9 +237,18 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				fmt.Fprintf(stderr, "chose K=%d\n", k)
 			}
 			spec = spec.WithK(k)
+			mlog.reset() // keep only the final training's records
 		}
 		m, rep, err = learner.Train(ctx, spec, data)
 		if err != nil {
+			return ckf.interrupted(err, args, stderr)
+		}
+	}
+	if mlog != nil {
+		if rep.CPM == nil {
+			mlog.history(rep, met.Rows)
+		}
+		if err := mlog.commit(); err != nil {
 			return err
 		}
 	}
@@ -249,7 +281,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *testPath != "" {
 		start := time.Now()
-		res, err := evaluate(ctx, m, *testPath, *scoresOut, false)
+		res, err := evaluate(ctx, m, *testPath, *scoresOut, false, lim.opts()...)
 		if err != nil {
 			return err
 		}

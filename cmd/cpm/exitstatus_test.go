@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/reader"
+)
+
+// Every exit status of the table in cpm help and the README, through run.
+func TestExitStatuses(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	unsorted := write("unsorted.libsvm", []byte("1 1:0.5 2:1\n-1 3:1 2:4\n"))
+	badZstd := write("bad.libsvm.zst", append([]byte{0x28, 0xb5, 0x2f, 0xfd}, bytes.Repeat([]byte{0xff}, 64)...))
+	notModel := write("not.model", []byte("hello, this is not a model file at all"))
+	good := filepath.Join(dir, "good.model")
+	mustRun(t, "train", "-q", "-k", "2", "-i", "2000", "-t", heart, "-o", good)
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := write("truncated.model", b[:len(b)/2])
+	badLog := write("bad.jsonl", []byte("{\"task\":\"outer\",\"step\":1}\nnot json\n"))
+	missing := filepath.Join(dir, "missing.libsvm")
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{"help", []string{"help"}, exitOK, ""},
+		{"flag help", []string{"train", "-h"}, exitOK, "usage"},
+		{"no command", nil, exitUsage, "usage"},
+		{"unknown command", []string{"frobnicate"}, exitUsage, "unknown command"},
+		{"bad flag value", []string{"train", "-k", "x"}, exitUsage, "-k"},
+		{"missing -t", []string{"train", "-o", "x"}, exitUsage, "no training data"},
+		{"unsorted indices", []string{"train", "-q", "-t", unsorted, "-o", filepath.Join(dir, "m")}, exitBadInput, unsorted + ":2:"},
+		{"corrupt zstd", []string{"eval", "-m", good, badZstd}, exitBadInput, "corrupt"},
+		{"foreign model", []string{"eval", "-m", notModel, heart}, exitBadInput, notModel},
+		{"truncated model", []string{"inspect", truncated}, exitBadInput, "truncated"},
+		{"bad metrics log", []string{"plot", "curve", "--log", badLog, "-o", filepath.Join(dir, "c.png")}, exitBadInput, badLog + ":2:"},
+		{"missing data", []string{"train", "-q", "-t", missing, "-o", filepath.Join(dir, "m")}, exitIO, "no such file"},
+		{"missing model", []string{"eval", "-m", filepath.Join(dir, "none.model"), heart}, exitIO, "no such file"},
+		{"unwritable model", []string{"train", "-q", "-k", "2", "-i", "2000", "-t", heart, "-o", filepath.Join(dir, "no", "dir", "m")}, exitIO, "no such file"},
+		{"training refuses", []string{"train", "-q", "-t", iris, "-o", filepath.Join(dir, "m")}, exitError, "one-vs-one"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errs := cpm(t, tc.args...)
+			if code != tc.code || !strings.Contains(errs, tc.want) {
+				t.Errorf("cpm %s: exit %d, stderr %q; want %d and %q", strings.Join(tc.args, " "), code, errs, tc.code, tc.want)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m")); err == nil {
+		t.Error("a failed train left a model file")
+	}
+
+	t.Run("interrupted", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		var out, errb bytes.Buffer
+		code := run(ctx, []string{"train", "-q", "-k", "2", "-i", "100000", "-t", heart, "-o", filepath.Join(dir, "m")}, &out, &errb)
+		if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted") {
+			t.Errorf("cancelled train: exit %d, stderr %q; want 130", code, errb.String())
+		}
+	})
+}
+
+// exitStatus classifies errors by what they wrap, bad input before I/O.
+func TestExitStatusClassification(t *testing.T) {
+	pathErr := &fs.PathError{Op: "read", Path: "x", Err: syscall.EIO}
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{nil, exitOK},
+		{fmt.Errorf("wrapped: %w", usagef("bad")), exitUsage},
+		{fmt.Errorf("step 3: %w", context.Canceled), exitInterrupted},
+		{&reader.ParseError{Path: "x", Line: 2, Col: 3, Err: reader.ErrSyntax}, exitBadInput},
+		{&reader.ParseError{Path: "x", Err: fmt.Errorf("%w: zstd stream: bad", reader.ErrCorrupt)}, exitBadInput},
+		{&reader.ParseError{Path: "x", Line: 9, Err: pathErr}, exitIO}, // a read error positioned at a line
+		{&reader.RowError{Path: "x", Row: 3, Column: "features", Err: reader.ErrUnsorted}, exitBadInput},
+		{&reader.SchemaError{Path: "x", Column: "label", Msg: "type int64"}, exitBadInput},
+		{&reader.CacheError{Path: "x", Offset: 8, Err: reader.ErrCorrupt}, exitBadInput},
+		{&reader.CacheError{Path: "x", Offset: 8, Err: pathErr}, exitIO},
+		{fmt.Errorf("load: %w", &model.FormatError{Name: "m", Offset: 4, Err: model.ErrChecksum}), exitBadInput},
+		{fmt.Errorf("predict: %w", model.ErrInvalid), exitBadInput},
+		{&fs.PathError{Op: "open", Path: "x", Err: fs.ErrNotExist}, exitIO},
+		{fmt.Errorf("save model m: %w", &fs.PathError{Op: "write", Path: "m", Err: syscall.ENOSPC}), exitIO},
+		{&os.LinkError{Op: "rename", Old: "a", New: "b", Err: syscall.EXDEV}, exitIO},
+		{fmt.Errorf("writing: %w", syscall.EACCES), exitIO},
+		{io.ErrShortWrite, exitIO},
+		{errors.New("sgd: 3 labels"), exitError},
+	} {
+		if got := exitStatus(tc.err); got != tc.want {
+			t.Errorf("exitStatus(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}, {"-version"}} {
+		out := mustRun(t, args...)
+		// A test binary has build info; its main module is this one.
+		if !strings.HasPrefix(out, "cpm github.com/polyhedral/cpm ") || !strings.Contains(out, "\ngo ") {
+			t.Errorf("cpm %s printed %q", args[0], out)
+		}
+	}
+	if code, _, _ := cpm(t, "version", "extra"); code != exitUsage {
+		t.Errorf("version with an argument: exit %d, want 2", code)
+	}
+	info := &debug.BuildInfo{
+		GoVersion: "go1.26.8",
+		Path:      "github.com/polyhedral/cpm/cmd/cpm",
+		Main:      debug.Module{Path: "github.com/polyhedral/cpm", Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{
+			{Key: "GOARCH", Value: "amd64"}, {Key: "GOOS", Value: "linux"},
+			{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0123abc"},
+			{Key: "vcs.time", Value: "2026-11-21T16:00:00Z"}, {Key: "vcs.modified", Value: "true"},
+		},
+	}
+	want := `cpm github.com/polyhedral/cpm v1.2.3
+go            go1.26.8 linux/amd64
+vcs           git
+vcs.revision  0123abc
+vcs.time      2026-11-21T16:00:00Z
+vcs.modified  true
+`
+	if got := versionText(info, true); got != want {
+		t.Errorf("versionText:\n%s\nwant:\n%s", got, want)
+	}
+	info.Main.Version, info.Settings = "", nil
+	if got := versionText(info, true); got != "cpm github.com/polyhedral/cpm (devel)\ngo            go1.26.8\n" {
+		t.Errorf("versionText without settings: %q", got)
+	}
+	if got := versionText(nil, false); !strings.Contains(got, "no build information") {
+		t.Errorf("versionText without info: %q", got)
+	}
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/polyhedral/cpm/reader"
+)
+
+// Defaults of the input limits that every command reading data takes.
+const (
+	// defaultMaxFeatures bounds the feature indices accepted: 1<<24
+	// (16,777,216) covers URL (3.2M features) and webspam trigram (16.6M),
+	// while capping the weight matrix a hostile index can make the trainer
+	// allocate (D×stride float32: 1 GiB at K = 16). KDD Cup 2010 (20.2M
+	// and 29.9M features) needs --max-features raised.
+	defaultMaxFeatures = 1 << 24
+	// defaultMaxLineBytes bounds one LIBSVM line: 8 MiB holds about 400,000
+	// "index:value" pairs, far beyond the densest rows of the usual data
+	// sets (an MNIST row is 2 KB, a webspam trigram row averages 3,700
+	// nonzeros, about 70 KB), and keeps the reading pipeline's worst case
+	// (2·GOMAXPROCS+2 chunks of at most twice the longest line) near 100
+	// MiB on two cores; the reader's own default, 64 MiB, allows eight
+	// times that.
+	defaultMaxLineBytes = 8 << 20
+	// maxLineBytesFlag is the largest --max-line-bytes accepted.
+	maxLineBytesFlag = 1 << 30
+)
+
+// inputLimits holds the --max-features and --max-line-bytes flags.
+type inputLimits struct {
+	features  countFlag
+	lineBytes countFlag
+}
+
+// addLimitFlags registers --max-features and --max-line-bytes on fs with
+// their defaults. After parsing, opts returns the matching reader options
+// and annotate says which flag to raise when an error hit a limit.
+func addLimitFlags(fs *flag.FlagSet) *inputLimits {
+	l := &inputLimits{
+		features:  countFlag{v: defaultMaxFeatures, min: 2, max: 1 << 32},
+		lineBytes: countFlag{v: defaultMaxLineBytes, min: 1, max: maxLineBytesFlag, sizes: true},
+	}
+	fs.Var(&l.features, "max-features", "accept feature indices up to `N`-1 (N is the largest index + 1, the feature count of 1-based data); a larger index is an error, so that a bad row cannot blow up the weights")
+	fs.Var(&l.lineBytes, "max-line-bytes", "accept LIBSVM text lines up to `bytes` long (suffixes KiB, MiB, GiB; at most 1GiB); a longer line is an error, so that memory stays bounded")
+	return l
+}
+
+// opts returns the reader options of the limits.
+func (l *inputLimits) opts() []reader.Option {
+	return []reader.Option{
+		reader.WithMaxIndex(uint32(l.features.v - 1)),
+		reader.WithMaxLineBytes(int(l.lineBytes.v)),
+	}
+}
+
+// annotate appends to *err, when it is an input error that a limit caused,
+// the flag that raises the limit. Use it deferred, on a named result.
+func (l *inputLimits) annotate(err *error) {
+	switch {
+	case *err == nil:
+	case errors.Is(*err, reader.ErrIndexRange):
+		*err = fmt.Errorf("%w; --max-features %d accepts indices up to %d: raise it to read this input", *err, l.features.v, l.features.v-1)
+	case errors.Is(*err, reader.ErrLineTooLong):
+		*err = fmt.Errorf("%w; raise --max-line-bytes (now %d) to read this input", *err, l.lineBytes.v)
+	}
+}
+
+// countFlag is a positive integer flag bounded by [min, max]; with sizes,
+// it takes the binary suffixes KiB, MiB and GiB (or K, M, G).
+type countFlag struct {
+	v, min, max uint64
+	sizes       bool
+}
+
+func (c *countFlag) String() string {
+	if c == nil {
+		return ""
+	}
+	return strconv.FormatUint(c.v, 10)
+}
+
+func (c *countFlag) Set(s string) error {
+	num, mult := s, uint64(1)
+	if c.sizes {
+		for _, u := range []struct {
+			suffix string
+			mult   uint64
+		}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}} {
+			if t, ok := strings.CutSuffix(strings.ToLower(s), u.suffix); ok {
+				num, mult = t, u.mult
+				break
+			}
+		}
+	}
+	v, err := strconv.ParseUint(num, 10, 64)
+	if err != nil || v > c.max/mult || v*mult < c.min {
+		return fmt.Errorf("%q: want a whole number from %d to %d", s, c.min, c.max)
+	}
+	c.v = v * mult
+	return nil
+}
+
+var _ flag.Value = (*countFlag)(nil)

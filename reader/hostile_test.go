@@ -1,0 +1,242 @@
+package reader
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// The limit errors say which limit was exceeded, so that a command can say
+// which flag raises it.
+func TestLimitErrorsNameTheLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		opts       []Option
+		want       error
+		msg        string
+	}{
+		{"index", "1 1:1\n1 785:1\n", []Option{WithMaxIndex(784)}, ErrIndexRange, `f:2:3: feature index out of range: above the maximum 784 (near "785:1")`},
+		{"index overflow", "1 4294967296:1\n", nil, ErrIndexRange, `f:1:3: feature index out of range: above the maximum 4294967295 (near "4294967296:1")`},
+		{"line", "1 1:1\n1 1:1 2:1 3:1 4:1 5:1\n", []Option{WithMaxLineBytes(16)}, ErrLineTooLong, `f:2:17: line too long: more than 16 bytes`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, rd := range allReaders {
+				_, err := rd.read([]byte(tc.text), "f", tc.opts...)
+				if !errors.Is(err, tc.want) || err.Error() != tc.msg {
+					t.Errorf("%s: %v, want %s", rd.name, err, tc.msg)
+				}
+			}
+		})
+	}
+}
+
+// cacheBlockHeader returns the offset of the first block header of the
+// cache file data.
+func cacheBlockHeader(t *testing.T, data []byte) int {
+	t.Helper()
+	n := int(binary.LittleEndian.Uint32(data[40:]))
+	return 44 + n + 4
+}
+
+// A cache's rows obey WithMaxIndex like every other format's, whatever
+// limit the cache was built with: the first row with a larger index is a
+// *RowError naming it.
+func TestCacheMaxIndex(t *testing.T) {
+	dir := t.TempDir()
+	src := writeSource(t, dir)
+	m := &sparsevec.CSR{}
+	for r := range 10 {
+		x := sparsevec.Vector{Idx: []uint32{1, uint32(10 + r)}, Val: []float32{1, 2}}
+		m.Append(1, x)
+	}
+	path := filepath.Join(dir, "c.cpmcache")
+	writeCache(t, path, src, blocksOf(m, 4))
+	for _, open := range []struct {
+		name string
+		f    func(...Option) (BlockReader, error)
+	}{
+		{"OpenCache", func(o ...Option) (BlockReader, error) { return OpenCache(path, 0, o...) }},
+		{"OpenBlocks", func(o ...Option) (BlockReader, error) { return OpenBlocks(path, 0, o...) }},
+	} {
+		b, err := open.f(WithMaxIndex(19))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _, err := readAll(t, b); err != nil || !equalCSR(got, withDim(m)) {
+			t.Fatalf("%s: max index 19: %v", open.name, err)
+		}
+		b, err = open.f(WithMaxIndex(15))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := readAll(t, b)
+		var re *RowError
+		if !errors.Is(err, ErrIndexRange) || !errors.As(err, &re) || re.Row != 7 || re.Path != path ||
+			!strings.Contains(err.Error(), "index 16 above the maximum 15") {
+			t.Fatalf("%s: max index 15: %v, want a RowError at row 7", open.name, err)
+		}
+		if got.Rows() != 4 {
+			t.Errorf("%s: %d rows before the error, want the first block's 4", open.name, got.Rows())
+		}
+	}
+}
+
+func withDim(m *sparsevec.CSR) *sparsevec.CSR {
+	c := *m
+	c.Dim = 0
+	for r := range c.Rows() {
+		if x := c.Row(r); len(x.Idx) > 0 {
+			c.Dim = max(c.Dim, int(x.MaxIndex())+1)
+		}
+	}
+	return &c
+}
+
+// A block header that lies about sizes is refused before anything is
+// allocated for it, even when its checksum is right: the reader never
+// reserves more than the file could hold.
+func TestCacheLyingBlockHeader(t *testing.T) {
+	dir := t.TempDir()
+	src := writeSource(t, dir)
+	m := &sparsevec.CSR{}
+	for r := range 20 {
+		m.Append(float32(r%2), sparsevec.Vector{Idx: []uint32{1, uint32(5 + 7*r)}, Val: []float32{0.5, float32(r)}})
+	}
+	path := filepath.Join(dir, "c.cpmcache")
+	writeCache(t, path, src, []*sparsevec.CSR{m})
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := cacheBlockHeader(t, good)
+	le := binary.LittleEndian
+	plen := int(le.Uint32(good[h+16:]))
+	// fix recomputes the block checksum of d after a change to its header.
+	fix := func(d []byte) []byte {
+		p := d[h+24 : min(len(d), h+24+int(le.Uint32(d[h+16:])))]
+		le.PutUint32(d[h+20:], crc32.Update(crc32.Checksum(d[h:h+20], castagnoli), castagnoli, p))
+		return d
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(d []byte) []byte
+		msg  string
+	}{
+		{"huge payload", func(d []byte) []byte {
+			le.PutUint32(d[h:], maxCacheBlockRows)
+			le.PutUint32(d[h+4:], maxCacheBlockNNZ)
+			le.PutUint32(d[h+16:], 9*maxCacheBlockRows+9*maxCacheBlockNNZ)
+			return d
+		}, "runs past the end of the file"},
+		{"huge rows", func(d []byte) []byte {
+			le.PutUint32(d[h:], maxCacheBlockRows)
+			le.PutUint32(d[h+4:], maxCacheBlockNNZ)
+			return fix(d)
+		}, "too short for 16777216 rows"},
+		{"largest index below the rows'", func(d []byte) []byte {
+			le.PutUint32(d[h+8:], le.Uint32(d[h+8:])-1)
+			return fix(d)
+		}, "index gap of 0 or an index above the block's maximum"},
+		{"largest index above the rows'", func(d []byte) []byte {
+			le.PutUint32(d[h+8:], 1<<31)
+			return fix(d)
+		}, "claims largest index 2147483648"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := tc.edit(append([]byte(nil), good...))
+			if le.Uint32(d[h+16:]) == uint32(plen) && tc.name == "huge payload" {
+				t.Fatal("edit did not change the payload length")
+			}
+			bad := writeTempFile(t, "bad.cpmcache", d)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b, err := OpenCache(bad, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = readAll(t, b)
+			runtime.ReadMemStats(&after)
+			var ce *CacheError
+			if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("got %v, want a CacheError saying %q", err, tc.msg)
+			}
+			if a := after.TotalAlloc - before.TotalAlloc; a > 32<<20 {
+				t.Errorf("reading allocated %d MiB", a>>20)
+			}
+		})
+	}
+}
+
+// zstdFrame returns a zstd frame whose header declares a window of
+// 2^windowLog bytes, holding content in one raw block.
+func zstdFrame(windowLog int, content []byte) []byte {
+	b := []byte{0x28, 0xB5, 0x2F, 0xFD, 0x00, byte(windowLog-10) << 3}
+	h := 1 | len(content)<<3 // last block, raw
+	return append(append(b, byte(h), byte(h>>8), byte(h>>16)), content...)
+}
+
+// A zstd frame may declare a window up to MaxZstdWindow, the zstd tool's
+// own limit; a larger one is refused, saying why, before the decoder holds
+// it.
+func TestZstdWindowLimit(t *testing.T) {
+	text := []byte("1 1:1\n-1 2:1\n")
+	ok := writeTempFile(t, "ok.zst", zstdFrame(27, text))
+	if m, err := Load(ok); err != nil || m.Rows() != 2 {
+		t.Fatalf("2^27 window: %v, %v", m, err)
+	}
+	big := writeTempFile(t, "big.zst", zstdFrame(28, text))
+	_, err := Load(big)
+	var pe *ParseError
+	if !errors.Is(err, ErrCorrupt) || !errors.As(err, &pe) || pe.Path != big || !strings.Contains(err.Error(), "at most 128 MiB") {
+		t.Fatalf("2^28 window: %v, want ErrCorrupt saying the limit", err)
+	}
+}
+
+// readCorpusFile returns the input of a "go test fuzz v1" file holding one
+// []byte.
+func readCorpusFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lit, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "go test fuzz v1\n[]byte(")
+	if !ok || !strings.HasSuffix(lit, ")") {
+		t.Fatalf("%s: not a go test fuzz v1 []byte", path)
+	}
+	s, err := strconv.Unquote(strings.TrimSuffix(lit, ")"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(s)
+}
+
+// A Parquet data page of a column with definition levels (the list leaves)
+// whose dictionary indices reach past the dictionary is refused before the
+// column reader decodes it: parquet/file's dictionary decoder sizes a slice
+// by the largest index, so this 1.7 KB file (found by FuzzColumnar) made it
+// allocate and clear gigabytes.
+func TestParquetDictionaryIndexBomb(t *testing.T) {
+	defer func(n int64) { allocFloor = n }(allocFloor)
+	allocFloor = 16 << 20
+	data := readCorpusFile(t, filepath.Join("testdata", "fuzz", "FuzzColumnar", "parquet-dict-index-2e31"))
+	path := writeTempFile(t, "bomb.parquet", data)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err := readAllBlocks(t, path)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "dictionary index") {
+		t.Errorf("got %v, want ErrCorrupt for the dictionary index", err)
+	}
+	if a := after.TotalAlloc - before.TotalAlloc; a > 32<<20 {
+		t.Errorf("reading allocated %d MiB", a>>20)
+	}
+}

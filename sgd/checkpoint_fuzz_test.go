@@ -1,0 +1,80 @@
+package sgd
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// FuzzReadCheckpoint checks that ReadCheckpoint never panics, reports
+// every refusal as a *CheckpointError, and accepts only canonical
+// encodings: a decoded checkpoint re-encodes to the input, byte for byte.
+// Each input is also tried with its checksum recomputed, so that mutations
+// reach the structural checks behind it. Accepted snapshots are restored
+// into a polytope and a row source and trained a few steps, which must not
+// panic either.
+//
+// The seed corpus is testdata/fuzz/FuzzReadCheckpoint (real checkpoints of
+// tiny runs: finished, interrupted with a polytope not started, with and
+// without a permutation) plus the f.Add seeds below.
+func FuzzReadCheckpoint(f *testing.F) {
+	good := smallCheckpoint(f)
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	f.Add(fixCRC(good[:len(good)-9]))
+	f.Add([]byte(ckMagic))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, in := range [][]byte{b, fixCRC(b)} {
+			ck, err := ReadCheckpoint(in, "fuzz")
+			if err != nil {
+				var ce *CheckpointError
+				if !errors.As(err, &ce) {
+					t.Fatalf("error %v is not a *CheckpointError", err)
+				}
+				continue
+			}
+			if out := ck.appendTo(nil); !bytes.Equal(out, in) {
+				t.Fatalf("accepted a non-canonical encoding:\n in %x\nout %x", in, out)
+			}
+			for _, st := range ck.tasks {
+				if st == nil || st.src.n > 1000 {
+					continue
+				}
+				fuzzRestore(t, ck.fp, st)
+			}
+		}
+	})
+}
+
+// fuzzRestore restores st into a polytope and a source over st.src.n empty
+// rows and takes a few steps.
+func fuzzRestore(t *testing.T, fp *fingerprint, st *taskState) {
+	cfg, err := Config{K: int(fp.k), Entropy: fp.entropy, Lambda: fp.lambda, Iterations: fp.iterations}.withDefaults()
+	if err != nil {
+		t.Fatalf("decoded fingerprint gives an invalid config: %v", err)
+	}
+	p, err := newPolytope(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.restore(st); err != nil {
+		t.Fatalf("restoring a decoded snapshot: %v", err)
+	}
+	var data sparsevec.CSR
+	for range st.src.n {
+		data.Append(1, sparsevec.Vector{})
+	}
+	src, err := NewMemorySource(&data, nil, fp.seed, 1, st.src.perm != nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.restore(&st.src); err != nil {
+		t.Fatalf("restoring a decoded source: %v", err)
+	}
+	for i := range 50 {
+		x, y, id, _ := src.Next()
+		p.Step(x, y == 1 && i%2 == 0, id)
+	}
+}
