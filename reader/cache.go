@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -876,7 +877,7 @@ func (t *teeCache) done(d teeWritten) {
 		t.werr = d.err
 	}
 	t.writing = removeBlock(t.writing, b)
-	if !containsBlock(t.held, b) {
+	if !slices.Contains(t.held, b) {
 		t.src.Release(b)
 	}
 }
@@ -963,11 +964,11 @@ func (t *teeCache) setErr(err error) error {
 }
 
 func (t *teeCache) Release(b *sparsevec.CSR) {
-	if !containsBlock(t.held, b) {
+	if !slices.Contains(t.held, b) {
 		panic("reader: Release of a block that Next did not hand out or that was released already")
 	}
 	t.held = removeBlock(t.held, b)
-	if !containsBlock(t.writing, b) {
+	if !slices.Contains(t.writing, b) {
 		t.src.Release(b)
 	}
 }
@@ -984,20 +985,10 @@ func (t *teeCache) Close() error {
 	return t.cerr
 }
 
-func containsBlock(s []*sparsevec.CSR, b *sparsevec.CSR) bool {
-	for _, x := range s {
-		if x == b {
-			return true
-		}
-	}
-	return false
-}
-
+// removeBlock removes b from s, if there.
 func removeBlock(s []*sparsevec.CSR, b *sparsevec.CSR) []*sparsevec.CSR {
-	for i, x := range s {
-		if x == b {
-			return append(s[:i], s[i+1:]...)
-		}
+	if i := slices.Index(s, b); i >= 0 {
+		return slices.Delete(s, i, i+1)
 	}
 	return s
 }

@@ -183,6 +183,23 @@ func (fx *fixture) write(t *testing.T, name string, data []byte) string {
 	return p
 }
 
+// columnar returns the bytes of m written as an Arrow file, an Arrow
+// stream, Parquet and a row cache of fx.good, keyed by extension.
+func (fx *fixture) columnar(t *testing.T, m *sparsevec.CSR) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	for _, ext := range []string{".arrow", ".arrows", ".parquet", ".cpmcache"} {
+		p := filepath.Join(t.TempDir(), "x"+ext)
+		if ext == ".cpmcache" {
+			writeCache(t, p, fx.good, m)
+		} else {
+			writeBlocks(t, p, m)
+		}
+		files[ext] = fx.read(t, p)
+	}
+	return files
+}
+
 func (fx *fixture) read(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -335,16 +352,7 @@ func TestCatalogueWrongMagic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string][]byte{}
-	for _, ext := range []string{".arrow", ".arrows", ".parquet", ".cpmcache"} {
-		p := filepath.Join(t.TempDir(), "x"+ext)
-		if ext == ".cpmcache" {
-			writeCache(t, p, fx.good, m)
-		} else {
-			writeBlocks(t, p, m)
-		}
-		files[ext] = fx.read(t, p)
-	}
+	files := fx.columnar(t, m)
 	with := func(prefix string, body []byte) []byte { return append([]byte(prefix), body...) }
 	damaged := func(b []byte, i int) []byte { b = bytes.Clone(b); b[i] ^= 0x20; return b }
 
@@ -488,16 +496,7 @@ func TestCatalogueLyingHeaders(t *testing.T) {
 		})
 	}
 
-	files := map[string][]byte{}
-	for _, ext := range []string{".arrow", ".arrows", ".parquet", ".cpmcache"} {
-		p := filepath.Join(t.TempDir(), "x"+ext)
-		if ext == ".cpmcache" {
-			writeCache(t, p, fx.good, m)
-		} else {
-			writeBlocks(t, p, m)
-		}
-		files[ext] = fx.read(t, p)
-	}
+	files := fx.columnar(t, m)
 	patch := func(b []byte, at int, v uint32) []byte {
 		b = bytes.Clone(b)
 		if at < 0 {

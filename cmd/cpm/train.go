@@ -154,7 +154,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		spec.CPM.Progress = progressPrinter(stderr)
 	}
 	if *progressEvery < 0 {
-		return usagef("--progress-every %d: want >= 1", *progressEvery)
+		return usagef("--progress-every %d: want >= 1 (or 0 for the default)", *progressEvery)
 	}
 	spec.CPM.ProgressEvery = *progressEvery
 	var mlog *metricsLog
