@@ -34,15 +34,29 @@ func Splits(labels []float32, folds int, seed uint64) []int {
 	if folds < 1 {
 		panic("cv: Splits with folds < 1")
 	}
+	assign := make([]int, len(labels))
+	deal := 0
+	shuffledGroups(labels, rand.NewPCG(seed, splitStream), func(group []int) {
+		for _, r := range group {
+			assign[r] = deal
+			if deal++; deal == folds {
+				deal = 0
+			}
+		}
+	})
+	return assign
+}
+
+// shuffledGroups calls f with the row numbers of each label of labels, in
+// ascending cmp.Compare order of the labels, after shuffling them with src
+// (one generator for all groups, drawn in that order).
+func shuffledGroups(labels []float32, src *rand.PCG, f func(group []int)) {
 	n := len(labels)
 	order := make([]int, n)
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(labels[a], labels[b]) })
-	src := rand.NewPCG(seed, splitStream)
-	assign := make([]int, n)
-	deal := 0
 	for lo := 0; lo < n; {
 		hi := lo + 1
 		for hi < n && cmp.Compare(labels[order[hi]], labels[order[lo]]) == 0 {
@@ -50,15 +64,9 @@ func Splits(labels []float32, folds int, seed uint64) []int {
 		}
 		group := order[lo:hi]
 		shuffle(src, group)
-		for _, r := range group {
-			assign[r] = deal
-			if deal++; deal == folds {
-				deal = 0
-			}
-		}
+		f(group)
 		lo = hi
 	}
-	return assign
 }
 
 // shuffle permutes a uniformly at random (Fisher–Yates: for i from the end,

@@ -65,6 +65,9 @@ type Config struct {
 	// Checkpoint configures checkpoints of the training state and resuming
 	// from one (in-memory training only); the zero value takes none.
 	Checkpoint Checkpointing
+	// Valid configures validation during training and early stopping; the
+	// zero value validates nothing.
+	Valid Validation
 }
 
 // Progress is a snapshot of one polytope's training.
@@ -76,6 +79,16 @@ type Progress struct {
 	PosLoss   float64 // mean hinge loss of positive rows since the last report
 	Violation float64 // fraction of rows that caused an update since the last report
 	Entropy   float64 // assignment entropy (nats)
+
+	// With validation (Config.Valid), at the reports that follow an
+	// evaluation: the polytope's validation error now, the lowest so far
+	// and the step it was measured at, and whether early stopping ends
+	// training here. ValidError and BestValidError are NaN at the other
+	// reports and without validation.
+	ValidError     float64
+	BestValidError float64
+	BestStep       int64
+	Stopped        bool
 }
 
 // withDefaults returns c with defaults filled in, or an error if a field is
@@ -108,6 +121,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Lambda == 0 {
 		c.Lambda = 1 / (c.C * float64(c.Iterations))
 	}
+	if c.Valid.Data != nil && c.Valid.Every == 0 {
+		c.Valid.Every = c.ProgressEvery
+	}
 	switch {
 	case c.K < 1:
 		return c, fmt.Errorf("sgd: K = %d, want >= 1", c.K)
@@ -127,6 +143,14 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("sgd: Workers = %d, want >= 1", c.Workers)
 	case c.Checkpoint.Every < 0 || c.Checkpoint.Interval < 0:
 		return c, fmt.Errorf("sgd: checkpoint every %d steps / %v, want >= 0", c.Checkpoint.Every, c.Checkpoint.Interval)
+	case c.Valid.Data == nil && (c.Valid.Every != 0 || c.Valid.Patience != 0):
+		return c, fmt.Errorf("sgd: validation every %d steps with patience %d, but no validation data", c.Valid.Every, c.Valid.Patience)
+	case c.Valid.Data != nil && c.Valid.Data.Rows() == 0:
+		return c, fmt.Errorf("sgd: the validation data has no rows")
+	case c.Valid.Every < 0 || c.Valid.Patience < 0:
+		return c, fmt.Errorf("sgd: validation every %d steps with patience %d, want >= 0", c.Valid.Every, c.Valid.Patience)
+	case c.Valid.Patience > 0 && c.Checkpoint.active():
+		return c, fmt.Errorf("sgd: early stopping cannot be checkpointed or resumed: a checkpoint does not hold the best weights seen")
 	}
 	return c, nil
 }

@@ -30,6 +30,32 @@ type Polytope struct {
 	coef  []float32 // Stride: AddOuter coefficients
 
 	stats stepStats
+
+	// kept, if set, replaces the assigner's counts and entropy in reports
+	// and the model: the polytope was rolled back to its best validation
+	// evaluation (early stopping), whose assignment statistics these are.
+	kept *keptStats
+}
+
+type keptStats struct {
+	counts  []int64
+	entropy float64
+}
+
+// counts returns the per-face assignment counts to report.
+func (p *Polytope) counts() []int64 {
+	if p.kept != nil {
+		return p.kept.counts
+	}
+	return p.asg.Counts()
+}
+
+// entropy returns the assignment entropy to report.
+func (p *Polytope) entropy() float64 {
+	if p.kept != nil {
+		return p.kept.entropy
+	}
+	return p.asg.Entropy()
 }
 
 type stepStats struct {

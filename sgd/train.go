@@ -3,6 +3,7 @@ package sgd
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -26,6 +27,14 @@ type PolytopeReport struct {
 	Steps   int64   // the polytope's step counter t (with a warm start, including the initial model's steps)
 	Entropy float64 // final assignment entropy, nats
 	Counts  []int64 // per face: positives whose unadjusted assignment is that face
+
+	// With validation (Config.Valid): the validation error of the polytope
+	// returned (NaN if its problem has no validation rows), the steps of
+	// this run after which it was measured, and whether early stopping
+	// ended training before Iterations.
+	ValidError float64
+	ValidStep  int64
+	Stopped    bool
 }
 
 // task is one polytope to train: rows whose label equals outer are
@@ -40,6 +49,16 @@ type task struct {
 
 	init      *sparsevec.Matrix // warm start: initial weights (nil: zero)
 	initSteps int64             // warm start: steps init was trained with
+
+	valid *validSet // validation problem (nil: none)
+}
+
+// outcome is what task.run returns besides the polytope.
+type outcome struct {
+	steps      int64 // steps taken by this run
+	validError float64
+	validStep  int64
+	stopped    bool
 }
 
 // mix derives the PCG stream of task i, so that every polytope's row order
@@ -54,12 +73,20 @@ const shuffleStream = 0x5eed
 // run trains one polytope for cfg.Iterations steps, or for what remains of
 // them after the snapshot resume (nil: from the start), and returns it with
 // the number of steps it took. With ck set it snapshots its state at chunk
-// boundaries (see Checkpointing); the step loop itself is the same either
-// way.
-func (t *task) run(ctx context.Context, cfg Config, ck *taskCk, resume *taskState) (*Polytope, int64, error) {
+// boundaries (see Checkpointing); with a validation problem it evaluates
+// the polytope at chunk boundaries too, and may stop early and roll back
+// to the best evaluation (see Validation). The step loop itself is the
+// same either way.
+func (t *task) run(ctx context.Context, cfg Config, ck *taskCk, resume *taskState) (*Polytope, outcome, error) {
+	var out outcome
+	p, err := t.train(ctx, cfg, ck, resume, &out)
+	return p, out, err
+}
+
+func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskState, out *outcome) (*Polytope, error) {
 	p, err := newPolytope(cfg, t.d)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	p.asg.Reserve(t.ids)
 	if t.init != nil {
@@ -70,7 +97,7 @@ func (t *task) run(ctx context.Context, cfg Config, ck *taskCk, resume *taskStat
 	}
 	src, err := t.source()
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", t.name, err)
+		return nil, fmt.Errorf("%s: %w", t.name, err)
 	}
 	if c, ok := src.(interface{ Close() error }); ok {
 		defer c.Close()
@@ -79,51 +106,62 @@ func (t *task) run(ctx context.Context, cfg Config, ck *taskCk, resume *taskStat
 	if ck != nil || resume != nil {
 		var ok bool
 		if mem, ok = src.(*MemorySource); !ok {
-			return nil, 0, fmt.Errorf("%s: checkpoints need in-memory training data", t.name)
+			return nil, fmt.Errorf("%s: checkpoints need in-memory training data", t.name)
 		}
 	}
 	start := int64(0)
 	if resume != nil {
 		if want := t.initSteps + resume.done; resume.t != want {
-			return nil, 0, fmt.Errorf("%s: snapshot after %d steps has step counter %d, want %d", t.name, resume.done, resume.t, want)
+			return nil, fmt.Errorf("%s: snapshot after %d steps has step counter %d, want %d", t.name, resume.done, resume.t, want)
 		}
 		if err := p.restore(resume); err != nil {
-			return nil, 0, fmt.Errorf("%s: %w", t.name, err)
+			return nil, fmt.Errorf("%s: %w", t.name, err)
 		}
 		if err := mem.restore(&resume.src); err != nil {
-			return nil, 0, fmt.Errorf("%s: %w", t.name, err)
+			return nil, fmt.Errorf("%s: %w", t.name, err)
 		}
 		start = resume.done
 	}
 	if ck != nil {
 		ck.last, ck.lastDone = time.Now(), start
 	}
+	vs := newStopper(t.valid, cfg)
 	every := cfg.ProgressEvery
-	for done := start; done < cfg.Iterations; {
-		n := min(cfg.Iterations-done, 1<<14)
+	end := cfg.Iterations // lowered by early stopping
+	for done := start; done < end; {
+		n := min(end-done, 1<<14)
 		if n > every-done%every {
 			n = every - done%every
 		}
 		if ck != nil {
 			n = ck.limit(done, n)
 		}
+		if vs != nil {
+			n = vs.limit(done, n)
+		}
 		if err := ctx.Err(); err != nil {
 			if ck != nil && done != ck.lastDone {
 				ck.snapshot(p, mem, done)
 			}
-			return nil, done - start, err
+			out.steps = done - start
+			return nil, err
 		}
 		for range n {
 			x, y, id, err := src.Next()
 			if err != nil {
-				return nil, done - start, fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
+				out.steps = done - start
+				return nil, fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
 			}
 			p.Step(x, y == t.outer, id)
 		}
 		done += n
-		if cfg.Progress != nil && (done%every == 0 || done == cfg.Iterations) {
+		evaluated := vs != nil && vs.due(done, cfg.Iterations)
+		if evaluated && vs.eval(p, done) {
+			end, out.stopped = done, true
+		}
+		if cfg.Progress != nil && (done%every == 0 || done == end || evaluated) {
 			st := p.takeStats()
-			pr := Progress{Task: t.name, Step: done, Of: cfg.Iterations, Epoch: src.Epoch(), Entropy: p.asg.Entropy()}
+			pr := Progress{Task: t.name, Step: done, Of: cfg.Iterations, Epoch: src.Epoch(), Entropy: p.asg.Entropy(), ValidError: math.NaN(), BestValidError: math.NaN()}
 			if st.neg > 0 {
 				pr.NegLoss = st.negLoss / float64(st.neg)
 			}
@@ -133,17 +171,31 @@ func (t *task) run(ctx context.Context, cfg Config, ck *taskCk, resume *taskStat
 			if st.neg+st.pos > 0 {
 				pr.Violation = float64(st.updates) / float64(st.neg+st.pos)
 			}
+			if evaluated {
+				pr.ValidError = vs.last
+				if !math.IsInf(vs.best, 1) {
+					pr.BestValidError, pr.BestStep = vs.best, vs.bestDone
+				}
+				pr.Stopped = out.stopped
+			}
 			cfg.Progress(pr)
 		}
 		if ck != nil && ck.due(done) {
 			ck.snapshot(p, mem, done)
 		}
 	}
-	if ck != nil && ck.lastDone != cfg.Iterations {
-		ck.snapshot(p, mem, cfg.Iterations)
+	if ck != nil && ck.lastDone != end {
+		ck.snapshot(p, mem, end)
+	}
+	out.steps = end - start
+	if vs != nil {
+		out.validError, out.validStep = vs.last, end
+		if vs.keepBest(p) {
+			out.validError, out.validStep = vs.best, vs.bestDone
+		}
 	}
 	p.fold()
-	return p, cfg.Iterations - start, nil
+	return p, nil
 }
 
 // runAll trains every task on a pool of cfg.Workers goroutines and returns
@@ -154,7 +206,7 @@ func (t *task) run(ctx context.Context, cfg Config, ck *taskCk, resume *taskStat
 func runAll(ctx context.Context, cfg Config, tasks []task, fp *fingerprint) ([]*Polytope, *Report, error) {
 	start := time.Now()
 	out := make([]*Polytope, len(tasks))
-	ran := make([]int64, len(tasks))
+	ran := make([]outcome, len(tasks))
 	if cfg.Init != nil {
 		for i := range tasks {
 			tasks[i].init, tasks[i].initSteps = cfg.Init.Weights[i], cfg.Init.StepsOf(i)
@@ -182,8 +234,8 @@ func runAll(ctx context.Context, cfg Config, tasks []task, fp *fingerprint) ([]*
 			if resume != nil {
 				st = resume.tasks[i]
 			}
-			p, n, err := tasks[i].run(gctx, cfg, ck, st)
-			out[i], ran[i] = p, n
+			p, o, err := tasks[i].run(gctx, cfg, ck, st)
+			out[i], ran[i] = p, o
 			return err
 		})
 	}
@@ -198,11 +250,16 @@ func runAll(ctx context.Context, cfg Config, tasks []task, fp *fingerprint) ([]*
 	}
 	rep := &Report{Seconds: time.Since(start).Seconds()}
 	for i, p := range out {
-		rep.Steps += ran[i]
-		rep.Polytopes = append(rep.Polytopes, PolytopeReport{
-			Task: tasks[i].name, Steps: p.t, Entropy: p.asg.Entropy(),
-			Counts: slices.Clone(p.asg.Counts()),
-		})
+		o := ran[i]
+		rep.Steps += o.steps
+		pr := PolytopeReport{
+			Task: tasks[i].name, Steps: p.t, Entropy: p.entropy(),
+			Counts: slices.Clone(p.counts()), ValidError: math.NaN(),
+		}
+		if tasks[i].valid != nil {
+			pr.ValidError, pr.ValidStep, pr.Stopped = o.validError, o.validStep, o.stopped
+		}
+		rep.Polytopes = append(rep.Polytopes, pr)
 	}
 	if rep.Seconds > 0 {
 		rep.StepsPerSecond = float64(rep.Steps) / rep.Seconds
@@ -240,7 +297,7 @@ func buildModel(cfg Config, classes []float32, ovo bool, polys []*Polytope) *mod
 		p.W.Grow(d)
 		m.Weights = append(m.Weights, p.W)
 		c := make([]uint64, cfg.K)
-		for k, n := range p.asg.Counts() {
+		for k, n := range p.counts() {
 			c[k] = uint64(n)
 		}
 		m.Counts = append(m.Counts, c)
@@ -300,9 +357,15 @@ func Train(ctx context.Context, cfg Config, data *sparsevec.CSR, outer *float32)
 		return nil, nil, err
 	}
 	data = data.Permute(permutation(data.Rows(), cfg.Seed, shuffleStream))
+	if err := checkValidLabels(cfg.Valid.Data, classes); err != nil {
+		return nil, nil, err
+	}
 	tasks := []task{memTask(cfg, data, nil, "outer", classes[0], 0)}
 	if cfg.DoubleSided {
 		tasks = append(tasks, memTask(cfg, data, nil, "inner", classes[1], 1))
+	}
+	for i := range tasks {
+		tasks[i].valid = newValidSet(cfg.Valid.Data, tasks[i].outer, nil)
 	}
 	polys, rep, err := runAll(ctx, cfg, tasks, fp)
 	if err != nil {
@@ -368,9 +431,15 @@ func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes 
 			return &checkedSource{StreamSource: s, classes: classes}, nil
 		}}
 	}
+	if err := checkValidLabels(cfg.Valid.Data, classes[:]); err != nil {
+		return nil, nil, err
+	}
 	tasks := []task{mk("outer", classes[0], 0)}
 	if cfg.DoubleSided {
 		tasks = append(tasks, mk("inner", classes[1], 1))
+	}
+	for i := range tasks {
+		tasks[i].valid = newValidSet(cfg.Valid.Data, tasks[i].outer, nil)
 	}
 	polys, rep, err := runAll(ctx, cfg, tasks, nil)
 	if err != nil {
@@ -426,14 +495,20 @@ func TrainOvO(ctx context.Context, cfg Config, data *sparsevec.CSR) (*model.Mode
 	for r, y := range data.Labels {
 		byClass[y] = append(byClass[y], int32(r))
 	}
+	if err := checkValidLabels(cfg.Valid.Data, classes); err != nil {
+		return nil, nil, err
+	}
 	var tasks []task
 	for pi, pr := range Pairs(len(classes)) {
 		a, b := classes[pr[0]], classes[pr[1]]
 		rows := mergeSorted(byClass[a], byClass[b])
 		name := fmt.Sprintf("%v vs %v", a, b)
+		pair := &[2]float32{a, b}
 		tasks = append(tasks, memTask(cfg, data, rows, name+"/outer", a, 2*pi))
+		tasks[len(tasks)-1].valid = newValidSet(cfg.Valid.Data, a, pair)
 		if cfg.DoubleSided {
 			tasks = append(tasks, memTask(cfg, data, rows, name+"/inner", b, 2*pi+1))
+			tasks[len(tasks)-1].valid = newValidSet(cfg.Valid.Data, b, pair)
 		}
 	}
 	polys, rep, err := runAll(ctx, cfg, tasks, fp)

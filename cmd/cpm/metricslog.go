@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -43,8 +44,13 @@ import (
 //	entropy            float   optional; cpm: ASSIGN assignment entropy, nats
 //	grad_norm          float   optional; batch Polyceptron: sum_k ||grad_k||
 //	log_lik            float   optional; plume, spla1: log-likelihood
-//	validation_error   float   optional; not written by cpm train today;
-//	                           cpm plot curve draws it when a log has it
+//	validation_error   float   optional; cpm with --holdout or --valid: the
+//	                           polytope's error on its validation rows, in
+//	                           the records that follow an evaluation
+//	best_validation_error float optional; with validation_error: the
+//	                           lowest so far
+//	stopped            bool    optional; early stopping ended the
+//	                           polytope's training at this record
 //	elapsed_seconds    float   cpm: wall time since training started;
 //	                           others (written after training): the
 //	                           training time
@@ -70,6 +76,8 @@ type metricsRecord struct {
 	GradNorm  *float64 `json:"grad_norm,omitempty"`
 	LogLik    *float64 `json:"log_lik,omitempty"`
 	ValError  *float64 `json:"validation_error,omitempty"`
+	BestError *float64 `json:"best_validation_error,omitempty"`
+	Stopped   bool     `json:"stopped,omitempty"`
 	Elapsed   float64  `json:"elapsed_seconds"`
 }
 
@@ -124,12 +132,19 @@ func (l *metricsLog) hook(next func(sgd.Progress)) func(sgd.Progress) {
 func (l *metricsLog) progress(p sgd.Progress) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.write(&metricsRecord{
+	r := &metricsRecord{
 		Task: p.Task, Step: p.Step, Of: p.Of, Epoch: p.Epoch,
 		NegLoss: &p.NegLoss, PosLoss: &p.PosLoss,
 		Violation: &p.Violation, Entropy: &p.Entropy,
-		Elapsed: time.Since(l.start).Seconds(),
-	})
+		Stopped: p.Stopped, Elapsed: time.Since(l.start).Seconds(),
+	}
+	if !math.IsNaN(p.ValidError) {
+		r.ValError = &p.ValidError
+	}
+	if !math.IsNaN(p.BestValidError) {
+		r.BestError = &p.BestValidError
+	}
+	l.write(r)
 }
 
 // history records the per-pass history of a non-CPM learner's report:

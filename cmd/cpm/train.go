@@ -61,6 +61,7 @@ type trainMetrics struct {
 	Hyperplanes    int               `json:"hyperplanes,omitempty"`
 	TestSeconds    float64           `json:"test_seconds,omitempty"`
 	TestError      *float64          `json:"test_error,omitempty"`
+	ValidError     *float64          `json:"validation_error,omitempty"` // with --holdout or --valid: the model's error on the validation rows
 	K              int               `json:"k"`
 	Lambda         float64           `json:"lambda,omitempty"`
 	Entropy        float64           `json:"entropy,omitempty"`
@@ -81,6 +82,12 @@ type polytopeMetrics struct {
 	Entropy     float64 `json:"assignment_entropy"`
 	FaceCounts  []int64 `json:"face_assignment_counts"`
 	ActiveFaces int     `json:"active_faces"`
+	// With --holdout or --valid: the validation error of the weights kept,
+	// the step of this run it was measured after, and whether
+	// --early-stop ended training early.
+	ValidError *float64 `json:"validation_error,omitempty"`
+	ValidStep  int64    `json:"validation_step,omitempty"`
+	Stopped    bool     `json:"early_stopped,omitempty"`
 }
 
 const trainUsage = "cpm train -t TRAIN [-c TEST] -o MODEL [--learner NAME] [-k K] [-i T] [-C C | --lambda L] [--entropy H] [--double-sided | --ovo] [flags]"
@@ -108,6 +115,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	ckf := addCheckpointFlags(fs)
 	metricsLogPath := fs.String("metrics-log", "", "write a training curve to `file` (JSON Lines, one object per progress report of each cpm polytope, or per pass or iteration of the other learners; cpm plot curve draws it)")
 	progressEvery := fs.Int64("progress-every", 0, "cpm: SGD `steps` between progress lines and --metrics-log records (default 1048576)")
+	vf := addValidFlags(fs)
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
 	if err := parse(fs, args); err != nil {
@@ -148,6 +156,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return usagef("--stream is for binary cpm training; %s needs the data in memory", lf.describe())
 	}
 	if err := ckf.apply(&spec, lf, *stream, stderr, *quiet); err != nil {
+		return err
+	}
+	if err := vf.check(spec, *stream, ckf); err != nil {
 		return err
 	}
 	if !*quiet {
@@ -191,6 +202,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		}
 		in, err := newInput(*trainPath, *cacheFile, *readers, stderr, *quiet, lim.opts()...)
 		if err != nil {
+			return err
+		}
+		if err := vf.load(&spec, nil, stderr, *quiet, lim.opts()...); err != nil {
 			return err
 		}
 		sides := 1
@@ -239,6 +253,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			spec = spec.WithK(k)
 			mlog.reset() // keep only the final training's records
 		}
+		if err := vf.load(&spec, &data, stderr, *quiet, lim.opts()...); err != nil {
+			return err
+		}
 		m, rep, err = learner.Train(ctx, spec, data)
 		if err != nil {
 			return ckf.interrupted(err, args, stderr)
@@ -258,11 +275,28 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if r := rep.CPM; r != nil {
 		met.TrainSeconds, met.Steps, met.StepsPerSecond = r.Seconds, r.Steps, r.StepsPerSecond
 		for _, p := range r.Polytopes {
-			met.Polytopes = append(met.Polytopes, polytopeMetrics{Task: p.Task, Steps: p.Steps, Entropy: p.Entropy, FaceCounts: p.Counts, ActiveFaces: active(p.Counts)})
+			pm := polytopeMetrics{Task: p.Task, Steps: p.Steps, Entropy: p.Entropy, FaceCounts: p.Counts, ActiveFaces: active(p.Counts)}
+			if vf.active() && !math.IsNaN(p.ValidError) {
+				pm.ValidError, pm.ValidStep, pm.Stopped = &p.ValidError, p.ValidStep, p.Stopped
+			}
+			met.Polytopes = append(met.Polytopes, pm)
+			if vf.active() && !*quiet {
+				vf.printKept(stderr, p)
+			}
 		}
 		if !*quiet {
 			fmt.Fprintf(stderr, "trained %d polytope(s), %d steps in %.2fs (%.2fM steps/s)\n",
 				len(r.Polytopes), r.Steps, r.Seconds, r.StepsPerSecond/1e6)
+		}
+		if vf.active() {
+			e, err := modelError(m, spec.CPM.Valid.Data)
+			if err != nil {
+				return err
+			}
+			met.ValidError = &e
+			if !*quiet {
+				fmt.Fprintf(stderr, "validation error of the model %.3f%% on %d rows\n", 100*e, spec.CPM.Valid.Data.Rows())
+			}
 		}
 	} else if !*quiet && len(rep.LogLik) > 0 {
 		fmt.Fprintf(stderr, "trained %s: %d EM iterations, log-likelihood %.4f, converged %v in %.3fs\n",
@@ -326,8 +360,18 @@ func progressPrinter(w io.Writer) func(sgd.Progress) {
 		}
 		last[p.Task] = mark{p.Step, now}
 		rate := float64(p.Step-prev.step) / now.Sub(prev.at).Seconds()
-		fmt.Fprintf(w, "%-14s step %6.2fM/%.2fM  %5.2fM rows/s  epoch %7.2f  neg-loss %.4f  pos-loss %.4f  updates %5.2f%%  H %.3f  %.1fs\n",
+		fmt.Fprintf(w, "%-14s step %6.2fM/%.2fM  %5.2fM rows/s  epoch %7.2f  neg-loss %.4f  pos-loss %.4f  updates %5.2f%%  H %.3f  %.1fs",
 			p.Task, float64(p.Step)/1e6, float64(p.Of)/1e6, rate/1e6, p.Epoch, p.NegLoss, p.PosLoss, 100*p.Violation, p.Entropy, now.Sub(start).Seconds())
+		if !math.IsNaN(p.ValidError) {
+			fmt.Fprintf(w, "  val-err %.3f%%", 100*p.ValidError)
+			if !math.IsNaN(p.BestValidError) {
+				fmt.Fprintf(w, " (best %.3f%% at %.2fM)", 100*p.BestValidError, float64(p.BestStep)/1e6)
+			}
+			if p.Stopped {
+				fmt.Fprint(w, "  early stop")
+			}
+		}
+		fmt.Fprintln(w)
 	}
 }
 
