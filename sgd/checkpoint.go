@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -59,17 +60,27 @@ import (
 // of its encoding). Resuming with any of them different fails with an error
 // wrapping ErrCheckpointMismatch that names each difference.
 //
-// The format (version 1; integers little-endian, floats as IEEE-754 bits):
+// With early stopping (Validation.Patience > 0) the fingerprint also holds
+// the evaluation interval, the patience and the validation data (rows,
+// nonzeros, dimension, CRC-64), and each snapshot the early-stopping state:
+// the best validation error and its step, the evaluations since, the last
+// error and the polytope of the best evaluation (weights, lazy scale, step
+// counter, assignment counts and entropy). A run that stopped early
+// resumes as stopped.
 //
-//	magic "CPMCHKPT", version uint32 = 1
+// The format (version 2; integers little-endian, floats as IEEE-754 bits):
+//
+//	magic "CPMCHKPT", version uint32 = 2
 //	fingerprint:
 //	  learner string (uint32 length, bytes) = "cpm"
 //	  flags uint32: bit 0 DoubleSided, bit 1 one-vs-one, bit 2 Reshuffle,
-//	    bit 3 warm start (Init set)
+//	    bit 3 warm start (Init set), bit 4 early stopping
 //	  K uint32, Iterations int64, Lambda, Entropy, CostRatio, Bias f64,
 //	  Seed uint64, rows, nonzeros, dimension, data CRC-64 (ECMA) uint64,
 //	  Init CRC-64 uint64 (0 without Init),
-//	  C uint32, C × f32: the label map (model.Model.Classes)
+//	  C uint32, C × f32: the label map (model.Model.Classes),
+//	  with bit 4 only: validation interval int64, patience uint32,
+//	    validation rows, nonzeros, dimension, CRC-64 uint64
 //	T uint32 tasks (Sides per binary machine, machines in model order)
 //	T × task: uint8 0 (no snapshot) or 1, then uint64 length and the
 //	  snapshot:
@@ -80,8 +91,17 @@ import (
 //	    uint64 length, ASSIGN state (assign.Assigner.AppendBinary),
 //	    row source: rows n, position, epoch uint64, uint8 1 if a
 //	    permutation follows (exactly when Reshuffle), n × uint32, and the
-//	    20-byte PCG state (rand.PCG.AppendBinary)
+//	    20-byte PCG state (rand.PCG.AppendBinary),
+//	    uint8 1 with early stopping (bit 4), else 0; with 1: best error,
+//	    step of the best int64, evaluations since uint32, last error f64,
+//	    uint8 1 if a best polytope follows (exactly when the best error is
+//	    finite): t int64, s f64, D uint64, D × Stride f32, entropy f64,
+//	    K × int64 assignment counts
 //	CRC-32C (Castagnoli) uint32 of every preceding byte
+//
+// Version 1 is version 2 without bit 4 and without the early-stopping
+// byte; ReadCheckpoint reads both, and a run resumed from a version 1 file
+// writes version 2.
 //
 // ReadCheckpoint refuses every byte string this encoding cannot produce,
 // never panics, and checks every declared size against the bytes that
@@ -135,7 +155,7 @@ func (e *CheckpointError) Unwrap() error { return e.Err }
 
 const (
 	ckMagic   = "CPMCHKPT"
-	ckVersion = 1
+	ckVersion = 2 // written; version 1 (no early stopping) is read too
 	// ckMaxTasks caps the declared number of tasks (as model caps its
 	// matrices).
 	ckMaxTasks = 1 << 24
@@ -151,7 +171,9 @@ const (
 	fpOvO       = 1 << 1
 	fpReshuffle = 1 << 2
 	fpInit      = 1 << 3
-	fpKnown     = fpDouble | fpOvO | fpReshuffle | fpInit
+	fpEarly     = 1 << 4 // version 2: early stopping (Validation.Patience > 0)
+	fpKnownV1   = fpDouble | fpOvO | fpReshuffle | fpInit
+	fpKnown     = fpKnownV1 | fpEarly
 )
 
 var (
@@ -171,7 +193,13 @@ type fingerprint struct {
 	rows, nnz, dim, dataHash         uint64
 	initHash                         uint64
 	classes                          []float32
-	tasks                            uint32
+	// With early stopping (fpEarly): the evaluation interval, the
+	// patience and the validation data (as rows ... dataHash above).
+	validEvery                   int64
+	patience                     uint32
+	vrows, vnnz, vdim, vdataHash uint64
+	tasks                        uint32
+	version                      uint32 // decoded files only
 }
 
 // newFingerprint describes a run of cfg (completed by withDefaults) on data
@@ -191,6 +219,11 @@ func newFingerprint(cfg Config, data *sparsevec.CSR, classes []float32, ovo bool
 	}
 	if cfg.Reshuffle {
 		fp.flags |= fpReshuffle
+	}
+	if v := cfg.Valid; v.Patience > 0 {
+		fp.flags |= fpEarly
+		fp.validEvery, fp.patience = v.Every, uint32(v.Patience)
+		fp.vrows, fp.vnnz, fp.vdim, fp.vdataHash = uint64(v.Data.Rows()), uint64(v.Data.NNZ()), uint64(v.Data.Dim), dataHash(v.Data)
 	}
 	if cfg.Init != nil {
 		fp.flags |= fpInit
@@ -285,6 +318,18 @@ func (f *fingerprint) matches(c *fingerprint, name string) error {
 	if !slicesEqualBits(c.classes, f.classes) {
 		add("labels", c.classes, f.classes)
 	}
+	flag("early stopping", fpEarly)
+	if c.flags&f.flags&fpEarly != 0 {
+		if c.validEvery != f.validEvery || c.patience != f.patience {
+			add("validation every / patience", fmt.Sprintf("%d steps / %d", c.validEvery, c.patience), fmt.Sprintf("%d steps / %d", f.validEvery, f.patience))
+		}
+		if c.vrows != f.vrows || c.vnnz != f.vnnz || c.vdim != f.vdim || c.vdataHash != f.vdataHash {
+			d := func(p *fingerprint) string {
+				return fmt.Sprintf("%d rows, %d nonzeros, dimension %d, CRC-64 %#016x", p.vrows, p.vnnz, p.vdim, p.vdataHash)
+			}
+			add("validation data", d(c), d(f))
+		}
+	}
 	if c.tasks != f.tasks {
 		add("polytopes", c.tasks, f.tasks)
 	}
@@ -311,7 +356,11 @@ func slicesEqualBits(a, b []float32) bool {
 func (f *fingerprint) appendHead(b []byte) []byte {
 	le := binary.LittleEndian
 	b = append(b, ckMagic...)
-	b = le.AppendUint32(b, ckVersion)
+	v := f.version // a decoded file keeps its version; a new one is written as ckVersion
+	if v == 0 {
+		v = ckVersion
+	}
+	b = le.AppendUint32(b, v)
 	b = le.AppendUint32(b, uint32(len(f.learner)))
 	b = append(b, f.learner...)
 	b = le.AppendUint32(b, f.flags)
@@ -327,6 +376,13 @@ func (f *fingerprint) appendHead(b []byte) []byte {
 	for _, c := range f.classes {
 		b = le.AppendUint32(b, math.Float32bits(c))
 	}
+	if f.flags&fpEarly != 0 {
+		b = le.AppendUint64(b, uint64(f.validEvery))
+		b = le.AppendUint32(b, f.patience)
+		for _, v := range []uint64{f.vrows, f.vnnz, f.vdim, f.vdataHash} {
+			b = le.AppendUint64(b, v)
+		}
+	}
 	return le.AppendUint32(b, f.tasks)
 }
 
@@ -339,6 +395,7 @@ type taskState struct {
 	stats   stepStats
 	asg     *assign.Assigner
 	src     memState
+	early   *stopState // with early stopping (fpEarly) only
 }
 
 // memState is the position of a MemorySource.
@@ -380,7 +437,11 @@ func appendTaskState(b []byte, st *taskState) []byte {
 			b = le.AppendUint32(b, uint32(v))
 		}
 	}
-	return append(b, src.rng[:]...)
+	b = append(b, src.rng[:]...)
+	if st.early == nil {
+		return append(b, 0)
+	}
+	return appendStopState(append(b, 1), st.early)
 }
 
 // appendF32s appends the bits of v, growing b once.
@@ -449,9 +510,10 @@ func ReadCheckpoint(data []byte, name string) (*Checkpoint, error) {
 		return nil, d.failKind(ErrCheckpointCorrupt, "truncated: %d bytes", len(data))
 	}
 	d.off = len(ckMagic)
-	if v := d.u32("version"); v != ckVersion {
+	version := d.u32("version")
+	if version != 1 && version != ckVersion {
 		d.off -= 4
-		return nil, d.failKind(ErrCheckpointVersion, "file has format version %d, this build reads version %d", v, ckVersion)
+		return nil, d.failKind(ErrCheckpointVersion, "file has format version %d, this build reads versions 1 and %d", version, ckVersion)
 	}
 	body := data[:len(data)-4]
 	if got, want := binary.LittleEndian.Uint32(data[len(body):]), crc32.Checksum(body, castagnoli); got != want {
@@ -460,7 +522,7 @@ func ReadCheckpoint(data []byte, name string) (*Checkpoint, error) {
 	}
 	d.b = body
 	c := &Checkpoint{name: name}
-	c.fp = d.fingerprint()
+	c.fp = d.fingerprint(version)
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -595,16 +657,20 @@ func (d *ckDecoder) count(size uint64, what string) uint64 {
 }
 
 // fingerprint decodes and checks the fingerprint and the task count.
-func (d *ckDecoder) fingerprint() *fingerprint {
-	f := &fingerprint{}
+func (d *ckDecoder) fingerprint(version uint32) *fingerprint {
+	f := &fingerprint{version: version}
+	known := uint32(fpKnown)
+	if version == 1 {
+		known = fpKnownV1
+	}
 	n := d.u32("learner length")
 	if d.err == nil && (n < 1 || n > 64) {
 		d.fail("learner name of %d bytes", n)
 	}
 	f.learner = string(d.take(uint64(n), "learner"))
 	f.flags = d.u32("flags")
-	if d.err == nil && f.flags&^fpKnown != 0 {
-		d.fail("unknown flag bits %#x", f.flags&^fpKnown)
+	if d.err == nil && f.flags&^known != 0 {
+		d.fail("unknown flag bits %#x", f.flags&^known)
 	}
 	f.k = d.u32("K")
 	f.iterations = int64(d.u64("iterations"))
@@ -622,6 +688,13 @@ func (d *ckDecoder) fingerprint() *fingerprint {
 	f.classes = make([]float32, c)
 	for i := range f.classes {
 		f.classes[i] = math.Float32frombits(d.u32("class"))
+	}
+	if f.flags&fpEarly != 0 {
+		f.validEvery, f.patience = int64(d.u64("validation interval")), d.u32("patience")
+		f.vrows, f.vnnz, f.vdim, f.vdataHash = d.u64("validation rows"), d.u64("validation nonzeros"), d.u64("validation dimension"), d.u64("validation data hash")
+		if d.err == nil && (f.validEvery < 1 || f.patience < 1 || f.vrows < 1) {
+			d.fail("early stopping every %d steps, patience %d, %d validation rows: want each >= 1", f.validEvery, f.patience, f.vrows)
+		}
 	}
 	f.tasks = d.u32("task count")
 	if d.err != nil {
@@ -762,7 +835,21 @@ func (d *ckDecoder) taskState(f *fingerprint, i int) *taskState {
 		return nil
 	}
 	copy(src.rng[:], rb)
-	if d.off != len(d.b) {
+	if f.version >= 2 {
+		switch has := d.u8("early stopping flag"); {
+		case d.err != nil:
+			return nil
+		case has > 1 || (has == 1) != (f.flags&fpEarly != 0):
+			d.off--
+			d.fail("task %d: early stopping flag %d with early stopping %v", i, has, f.flags&fpEarly != 0)
+			return nil
+		case has == 1:
+			if st.early = d.stopState(f, st, i); st.early == nil {
+				return nil
+			}
+		}
+	}
+	if d.err == nil && d.off != len(d.b) {
 		d.fail("task %d: %d trailing bytes in the snapshot", i, len(d.b)-d.off)
 		return nil
 	}
@@ -798,6 +885,15 @@ func newCkWriter(path string, fp *fingerprint, resume *Checkpoint, onErr func(er
 	}
 	if resume != nil {
 		copy(w.secs, resume.raw)
+		if resume.fp.version == 1 {
+			// A version 1 snapshot is a version 2 one without early
+			// stopping, less its flag byte.
+			for i, sec := range w.secs {
+				if sec != nil {
+					w.secs[i] = append(slices.Clip(sec), 0)
+				}
+			}
+		}
 	}
 	go w.loop()
 	return w
@@ -885,9 +981,10 @@ func (c *taskCk) due(done int64) bool {
 	return (c.every > 0 && done%c.every == 0) || (c.interval > 0 && time.Since(c.last) >= c.interval)
 }
 
-// snapshot publishes the state of p and src after done steps.
-func (c *taskCk) snapshot(p *Polytope, src *MemorySource, done int64) {
-	st := taskState{done: done, t: p.t, scale: p.scale, w: p.W, stats: p.stats, asg: p.asg, src: src.state()}
+// snapshot publishes the state of p, src and the early stopping of vs
+// (nil: none) after done steps.
+func (c *taskCk) snapshot(p *Polytope, src *MemorySource, vs *stopper, done int64) {
+	st := taskState{done: done, t: p.t, scale: p.scale, w: p.W, stats: p.stats, asg: p.asg, src: src.state(), early: vs.state()}
 	c.buf = appendTaskState(c.buf[:0], &st)
 	c.buf = c.w.publish(c.i, c.buf)
 	c.last, c.lastDone = time.Now(), done

@@ -18,10 +18,12 @@ import (
 //
 // The seed corpus is testdata/fuzz/FuzzReadCheckpoint (real checkpoints of
 // tiny runs: finished, interrupted with a polytope not started, with and
-// without a permutation) plus the f.Add seeds below.
+// without a permutation; format version 1) plus the f.Add seeds below
+// (version 2, one with early stopping).
 func FuzzReadCheckpoint(f *testing.F) {
 	good := smallCheckpoint(f)
 	f.Add(good)
+	f.Add(earlyStopCheckpoint(f))
 	f.Add(good[:len(good)/2])
 	f.Add(fixCRC(good[:len(good)-9]))
 	f.Add([]byte(ckMagic))
@@ -77,4 +79,23 @@ func fuzzRestore(t *testing.T, fp *fingerprint, st *taskState) {
 		x, y, id, _ := src.Next()
 		p.Step(x, y == 1 && i%2 == 0, id)
 	}
+	if st.early != nil {
+		// Roll back to the decoded best weights and step on from there.
+		s := &stopper{patience: int(fp.patience), every: fp.validEvery}
+		s.restore(st.early)
+		s.keepBest(p)
+		for i := range 10 {
+			x, _, id, _ := src.Next()
+			p.Step(x, i%2 == 0, id)
+		}
+	}
+}
+
+// earlyStopCheckpoint returns the checkpoint file of a tiny finished run
+// with early stopping: every snapshot holds its stopper and best weights.
+func earlyStopCheckpoint(t testing.TB) []byte {
+	t.Helper()
+	data := ckData(12, 12, 6, 2)
+	cfg := Config{K: 2, Iterations: 60, Workers: 1, Seed: 2, Valid: Validation{Data: data, Every: 10, Patience: 2}}
+	return checkpointOf(t, cfg, data)
 }

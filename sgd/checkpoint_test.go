@@ -270,9 +270,9 @@ func TestSnapshotDoesNotAllocate(t *testing.T) {
 	p, src := snapshotOf(t, cfg, data, 500)
 	w := &ckWriter{secs: make([][]byte, 1), wake: make(chan struct{}, 1)}
 	ck := &taskCk{w: w}
-	ck.snapshot(p, src, 1)
-	ck.snapshot(p, src, 2)
-	if a := testing.AllocsPerRun(100, func() { ck.snapshot(p, src, 3) }); a != 0 {
+	ck.snapshot(p, src, nil, 1)
+	ck.snapshot(p, src, nil, 2)
+	if a := testing.AllocsPerRun(100, func() { ck.snapshot(p, src, nil, 3) }); a != 0 {
 		t.Fatalf("a snapshot allocates %v times", a)
 	}
 }
@@ -326,10 +326,16 @@ func TestResumeMismatch(t *testing.T) {
 // interrupted double-sided run with reshuffling.
 func smallCheckpoint(t testing.TB) []byte {
 	t.Helper()
-	data := ckData(11, 12, 6, 2)
+	cfg := Config{K: 2, Iterations: 40, DoubleSided: true, Reshuffle: true, Entropy: 0.5, Workers: 1}
+	return checkpointOf(t, cfg, ckData(11, 12, 6, 2))
+}
+
+// checkpointOf trains cfg on data, with a checkpoint every 25 steps, and
+// returns the final checkpoint file.
+func checkpointOf(t testing.TB, cfg Config, data *sparsevec.CSR) []byte {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "ck")
-	cfg := Config{K: 2, Iterations: 40, DoubleSided: true, Reshuffle: true, Entropy: 0.5, Workers: 1,
-		Checkpoint: Checkpointing{Path: path, Every: 25}}
+	cfg.Checkpoint = Checkpointing{Path: path, Every: 25}
 	if _, _, err := Train(context.Background(), cfg, data, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -429,5 +435,58 @@ func TestCheckpointWriteFailure(t *testing.T) {
 	_, _, err := c.train(context.Background(), cfg)
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "checkpoint") {
 		t.Fatalf("training with an unwritable checkpoint: %v", err)
+	}
+}
+
+// A checkpoint in format version 1 (written before early stopping existed)
+// still resumes exactly, and the resumed run writes version 2.
+func TestResumeFromVersion1(t *testing.T) {
+	c := ckCases()[1]
+	want, _, err := c.train(context.Background(), c.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ck")
+	cfg := c.cfg
+	cfg.Checkpoint.Every = 700
+	ck := c.trainUntil(t, cfg, path, 2000)
+	// Version 1 is version 2 without the early-stopping byte.
+	ck.fp.version = 1
+	var secs [][]byte
+	for _, sec := range ck.raw {
+		if sec != nil {
+			if sec[len(sec)-1] != 0 {
+				t.Fatal("snapshot without early stopping does not end in 0")
+			}
+			sec = sec[:len(sec)-1]
+		}
+		secs = append(secs, sec)
+	}
+	v1 := appendFile(nil, ck.fp.appendHead(nil), secs)
+	if binary.LittleEndian.Uint32(v1[len(ckMagic):]) != 1 {
+		t.Fatal("not a version 1 file")
+	}
+	old, err := ReadCheckpoint(v1, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = c.cfg
+	cfg.Checkpoint = Checkpointing{Path: path, Resume: old}
+	got, _, err := c.train(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(modelBytes(t, got), modelBytes(t, want)) {
+		t.Fatal("model resumed from a version 1 checkpoint differs")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := binary.LittleEndian.Uint32(b[len(ckMagic):]); v != ckVersion {
+		t.Fatalf("resumed run wrote version %d", v)
+	}
+	if _, err := ReadCheckpoint(b, path); err != nil {
+		t.Fatal(err)
 	}
 }

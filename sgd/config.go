@@ -149,8 +149,6 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("sgd: the validation data has no rows")
 	case c.Valid.Every < 0 || c.Valid.Patience < 0:
 		return c, fmt.Errorf("sgd: validation every %d steps with patience %d, want >= 0", c.Valid.Every, c.Valid.Patience)
-	case c.Valid.Patience > 0 && c.Checkpoint.active():
-		return c, fmt.Errorf("sgd: early stopping cannot be checkpointed or resumed: a checkpoint does not hold the best weights seen")
 	}
 	return c, nil
 }

@@ -122,12 +122,18 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 		}
 		start = resume.done
 	}
+	vs := newStopper(t.valid, cfg)
+	end := cfg.Iterations // lowered by early stopping
+	if resume != nil && resume.early != nil && vs != nil {
+		vs.restore(resume.early)
+		if vs.stopped() {
+			end, out.stopped = start, true
+		}
+	}
 	if ck != nil {
 		ck.last, ck.lastDone = time.Now(), start
 	}
-	vs := newStopper(t.valid, cfg)
 	every := cfg.ProgressEvery
-	end := cfg.Iterations // lowered by early stopping
 	for done := start; done < end; {
 		n := min(end-done, 1<<14)
 		if n > every-done%every {
@@ -141,7 +147,7 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 		}
 		if err := ctx.Err(); err != nil {
 			if ck != nil && done != ck.lastDone {
-				ck.snapshot(p, mem, done)
+				ck.snapshot(p, mem, vs, done)
 			}
 			out.steps = done - start
 			return nil, err
@@ -181,11 +187,11 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 			cfg.Progress(pr)
 		}
 		if ck != nil && ck.due(done) {
-			ck.snapshot(p, mem, done)
+			ck.snapshot(p, mem, vs, done)
 		}
 	}
 	if ck != nil && ck.lastDone != end {
-		ck.snapshot(p, mem, end)
+		ck.snapshot(p, mem, vs, end)
 	}
 	out.steps = end - start
 	if vs != nil {

@@ -3,8 +3,10 @@ package sgd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -211,7 +213,6 @@ func TestValidationConfigErrors(t *testing.T) {
 		{Config{Valid: Validation{Patience: 2}}, "no validation data"},
 		{Config{Valid: Validation{Data: new(sparsevec.CSR)}}, "no rows"},
 		{Config{Valid: Validation{Data: data, Every: -1}}, "want >= 0"},
-		{Config{Valid: Validation{Data: data, Patience: 1}, Checkpoint: Checkpointing{Path: t.TempDir() + "/ck"}}, "cannot be checkpointed"},
 		{Config{Valid: Validation{Data: three}}, "validation row 1 has label"},
 	}
 	for _, c := range cases {
@@ -235,5 +236,70 @@ func TestValidationErrorDoesNotAllocate(t *testing.T) {
 	v := newValidSet(valid, 1, &[2]float32{1, -1})
 	if allocs := testing.AllocsPerRun(10, func() { v.errorOf(p) }); allocs != 0 {
 		t.Fatalf("errorOf allocates %v times", allocs)
+	}
+}
+
+// Early stopping resumes exactly: a run interrupted before its polytopes
+// stop and resumed from the checkpoint writes the model of an
+// uninterrupted run, and resuming from the checkpoint of a finished run,
+// whose polytopes stopped early, takes no step.
+func TestResumeWithEarlyStopping(t *testing.T) {
+	for _, c := range ckCases() {
+		t.Run(c.name, func(t *testing.T) {
+			// Validate on the training rows with rotated labels, so that
+			// learning makes the error worse and the polytopes stop.
+			labels := Labels(c.data)
+			rot := relabel(c.data, func(y float32) float32 {
+				return labels[(slices.Index(labels, y)+1)%len(labels)]
+			})
+			cfg := c.cfg
+			cfg.Valid = Validation{Data: rot, Every: 250, Patience: 3}
+			want, wrep, err := c.train(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stopped := 0
+			for _, p := range wrep.Polytopes {
+				if p.Stopped {
+					stopped++
+				}
+			}
+			if stopped == 0 {
+				t.Fatal("no polytope stopped early; the test resumes nothing of early stopping")
+			}
+			path := filepath.Join(t.TempDir(), "ck")
+			icfg := cfg
+			icfg.Checkpoint.Every = 400
+			ck := c.trainUntil(t, icfg, path, 500)
+			if done, total := ck.Progress(); done == 0 || done >= total {
+				t.Fatalf("interrupted after %d of %d steps", done, total)
+			}
+			rcfg := cfg
+			rcfg.Checkpoint = Checkpointing{Path: path, Every: 400, Resume: ck}
+			got, _, err := c.train(context.Background(), rcfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(modelBytes(t, got), modelBytes(t, want)) {
+				t.Fatal("resumed model differs from the uninterrupted one")
+			}
+			final, err := LoadCheckpoint(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rcfg.Checkpoint = Checkpointing{Resume: final}
+			again, rep, err := c.train(context.Background(), rcfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(modelBytes(t, again), modelBytes(t, want)) || rep.Steps != 0 {
+				t.Fatalf("model from the finished checkpoint differs (or took %d steps)", rep.Steps)
+			}
+			// Other validation settings do not match the checkpoint.
+			rcfg.Valid.Patience = 4
+			if _, _, err := c.train(context.Background(), rcfg); !errors.Is(err, ErrCheckpointMismatch) {
+				t.Fatalf("resume with another patience: %v, want ErrCheckpointMismatch", err)
+			}
+		})
 	}
 }

@@ -158,7 +158,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err := ckf.apply(&spec, lf, *stream, stderr, *quiet); err != nil {
 		return err
 	}
-	if err := vf.check(spec, *stream, ckf); err != nil {
+	if err := vf.check(spec, *stream); err != nil {
 		return err
 	}
 	if !*quiet {

@@ -35,7 +35,7 @@ func (v *validFlags) active() bool { return v.holdout != 0 || v.file != "" }
 
 // check refuses combinations the flags do not support, before any data is
 // read.
-func (v *validFlags) check(spec learner.Spec, stream bool, ck *checkpointFlags) error {
+func (v *validFlags) check(spec learner.Spec, stream bool) error {
 	switch {
 	case v.holdout != 0 && v.file != "":
 		return usagef("--holdout and --valid: give one source of validation rows")
@@ -53,8 +53,6 @@ func (v *validFlags) check(spec learner.Spec, stream bool, ck *checkpointFlags) 
 		return usagef("--holdout and --valid: supported for --learner cpm only for now")
 	case stream && v.holdout != 0:
 		return usagef("--holdout needs the data in memory; with --stream give a separate --valid FILE")
-	case v.earlyStop > 0 && (ck.checkpoint != "" || ck.resume != ""):
-		return usagef("--early-stop with --checkpoint or --resume: a checkpoint does not hold the best weights seen, so the run could not be resumed exactly")
 	}
 	return nil
 }

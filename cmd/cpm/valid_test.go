@@ -108,7 +108,6 @@ func TestTrainValidFileAndUsageErrors(t *testing.T) {
 		{[]string{"--holdout", "1.5"}, 2, "want a fraction"},
 		{[]string{"--early-stop", "3"}, 2, "need validation rows"},
 		{[]string{"--holdout", "0.2", "--learner", "perceptron"}, 2, "cpm only"},
-		{[]string{"--holdout", "0.2", "--early-stop", "2", "--checkpoint", filepath.Join(dir, "ck")}, 2, "does not hold the best weights"},
 		{[]string{"--holdout", "0.2", "--stream"}, 2, "separate --valid FILE"},
 		{[]string{"--valid", bad}, 3, bad + ":2"},
 		{[]string{"--valid", iris}, 1, "validation row 51 has label 2"},
