@@ -227,16 +227,61 @@ func readCorpusFile(t *testing.T, path string) []byte {
 func TestParquetDictionaryIndexBomb(t *testing.T) {
 	defer func(n int64) { allocFloor = n }(allocFloor)
 	allocFloor = 16 << 20
-	data := readCorpusFile(t, filepath.Join("testdata", "fuzz", "FuzzColumnar", "parquet-dict-index-2e31"))
+	checkBomb(t, "parquet-dict-index-2e31", "dictionary index")
+}
+
+// checkBomb reads the FuzzColumnar corpus file name and checks that it is
+// refused with ErrCorrupt and an error containing want, having allocated
+// at most 32 MiB.
+func checkBomb(t *testing.T, name, want string) {
+	t.Helper()
+	data := readCorpusFile(t, filepath.Join("testdata", "fuzz", "FuzzColumnar", name))
 	path := writeTempFile(t, "bomb.parquet", data)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	_, _, err := readAllBlocks(t, path)
 	runtime.ReadMemStats(&after)
-	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "dictionary index") {
-		t.Errorf("got %v, want ErrCorrupt for the dictionary index", err)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want ErrCorrupt saying %q", err, want)
 	}
 	if a := after.TotalAlloc - before.TotalAlloc; a > 32<<20 {
 		t.Errorf("reading allocated %d MiB", a>>20)
+	}
+}
+
+// A Parquet page header claiming 1.9 GB of compressed bytes in a 3.4 KB
+// file is refused by checkPages before the library's page reader grows a
+// buffer to that size outside any allocator: this file (found by a
+// 10-minute FuzzColumnar run) made it clear 1.9 GB and take 30 s.
+func TestParquetPageSizeBomb(t *testing.T) {
+	checkBomb(t, "parquet-page-size-1.9e9", "1876934494 compressed bytes, but the file ends")
+}
+
+// parsePageHeader reads Thrift compact PageHeaders as the library does:
+// the type and both sizes are required, a zero type nibble ends a struct
+// whatever the field delta, i32 values are cut to 32 bits, and the
+// num_values of a nested data page header is found.
+func TestParsePageHeader(t *testing.T) {
+	zz := func(v int64) []byte { return binary.AppendUvarint(nil, uint64(v<<1^v>>63)) }
+	field := func(delta, typ byte, val []byte) []byte { return append([]byte{delta<<4 | typ}, val...) }
+	var h []byte
+	h = append(h, field(1, tcI32, zz(0))...)                  // type: data page
+	h = append(h, field(1, tcI32, zz(100))...)                // uncompressed
+	h = append(h, field(1, tcI32, zz(1<<32+40))...)           // compressed, cut to 40
+	h = append(h, field(2, tcStruct, nil)...)                 // 5: data_page_header
+	h = append(h, field(1, tcI32, zz(7))...)                  //   num_values
+	h = append(h, field(1, tcBinary, []byte{2, 'a', 'b'})...) //   a field to skip
+	h = append(h, 0x10)                                       //   stop, with a delta
+	h = append(h, 0)                                          // stop
+	got, err := parsePageHeader(append(h, 0xff, 0xff))
+	want := pageHeader{len: len(h), typ: 0, comp: 40, uncomp: 100, numValues: 7}
+	if err != nil || got != want {
+		t.Fatalf("got %+v, %v; want %+v", got, err, want)
+	}
+	if _, err := parsePageHeader(h[:len(h)-3]); err != errHeaderShort {
+		t.Fatalf("cut header: %v, want errHeaderShort", err)
+	}
+	if _, err := parsePageHeader(append(field(2, tcI32, zz(100)), 0)); err == nil {
+		t.Fatal("header without type and compressed size accepted")
 	}
 }

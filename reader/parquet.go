@@ -79,7 +79,7 @@ func openParquetBlocks(path string, opt options) (br BlockReader, err error) {
 		pf.Close()
 		return nil, err
 	}
-	b := &parquetBlocks{path: path, maxIndex: opt.maxIndex, pf: pf, mem: mem}
+	b := &parquetBlocks{path: path, maxIndex: opt.maxIndex, pf: pf, mem: mem, fh: fh, size: fi.Size()}
 	if err := b.mapColumns(md.Schema); err != nil {
 		pf.Close()
 		return nil, err
@@ -134,9 +134,11 @@ type parquetBlocks struct {
 	path     string
 	maxIndex uint32
 
-	mu  sync.Mutex // serialises Next and Close
-	pf  *file.Reader
-	mem *cappedAllocator
+	mu   sync.Mutex // serialises Next and Close
+	pf   *file.Reader
+	mem  *cappedAllocator
+	fh   io.ReaderAt // the file pf reads, for checkPages
+	size int64
 
 	labelCol, idxCol, valCol int
 	labelDef                 int16 // max definition level of label
@@ -378,6 +380,18 @@ func (b *parquetBlocks) openRowGroup(i int) (*rowGroupCursor, error) {
 		return nil, fmt.Errorf("row group claims %d rows", c.want)
 	}
 	col := func(j int) (file.ColumnChunkReader, error) {
+		md, err := rg.MetaData().ColumnChunk(j)
+		if err != nil {
+			return nil, err
+		}
+		// The chunk's extent as GetColumnPageReader works it out.
+		start := md.DataPageOffset()
+		if md.HasDictionaryPage() && md.DictionaryPageOffset() > 0 && start > md.DictionaryPageOffset() {
+			start = md.DictionaryPageOffset()
+		}
+		if err := checkPages(b.fh, b.size, start, md.TotalCompressedSize(), md.NumValues(), b.mem.limit); err != nil {
+			return nil, fmt.Errorf("column %d: %w", j, err)
+		}
 		pr, err := rg.GetColumnPageReader(j)
 		if err != nil {
 			return nil, err
