@@ -190,16 +190,28 @@ type fingerprint struct {
 	iterations                       int64
 	lambda, entropy, costRatio, bias float64
 	seed                             uint64
-	rows, nnz, dim, dataHash         uint64
+	data                             dataID
 	initHash                         uint64
 	classes                          []float32
 	// With early stopping (fpEarly): the evaluation interval, the
-	// patience and the validation data (as rows ... dataHash above).
-	validEvery                   int64
-	patience                     uint32
-	vrows, vnnz, vdim, vdataHash uint64
-	tasks                        uint32
-	version                      uint32 // decoded files only
+	// patience and the validation data.
+	validEvery int64
+	patience   uint32
+	valid      dataID
+	tasks      uint32
+	version    uint32 // decoded files only
+}
+
+// dataID identifies a data set: its size and the CRC-64 of its contents
+// (dataHash).
+type dataID struct{ rows, nnz, dim, hash uint64 }
+
+func idOf(data *sparsevec.CSR) dataID {
+	return dataID{uint64(data.Rows()), uint64(data.NNZ()), uint64(data.Dim), dataHash(data)}
+}
+
+func (d dataID) String() string {
+	return fmt.Sprintf("%d rows, %d nonzeros, dimension %d, CRC-64 %#016x", d.rows, d.nnz, d.dim, d.hash)
 }
 
 // newFingerprint describes a run of cfg (completed by withDefaults) on data
@@ -208,8 +220,7 @@ func newFingerprint(cfg Config, data *sparsevec.CSR, classes []float32, ovo bool
 	fp := &fingerprint{
 		learner: "cpm", k: uint32(cfg.K), iterations: cfg.Iterations,
 		lambda: cfg.Lambda, entropy: cfg.Entropy, costRatio: cfg.CostRatio, bias: cfg.Bias,
-		seed: cfg.Seed, rows: uint64(data.Rows()), nnz: uint64(data.NNZ()), dim: uint64(data.Dim),
-		dataHash: dataHash(data), classes: classes, tasks: uint32(tasks),
+		seed: cfg.Seed, data: idOf(data), classes: classes, tasks: uint32(tasks),
 	}
 	if cfg.DoubleSided {
 		fp.flags |= fpDouble
@@ -223,7 +234,7 @@ func newFingerprint(cfg Config, data *sparsevec.CSR, classes []float32, ovo bool
 	if v := cfg.Valid; v.Patience > 0 {
 		fp.flags |= fpEarly
 		fp.validEvery, fp.patience = v.Every, uint32(v.Patience)
-		fp.vrows, fp.vnnz, fp.vdim, fp.vdataHash = uint64(v.Data.Rows()), uint64(v.Data.NNZ()), uint64(v.Data.Dim), dataHash(v.Data)
+		fp.valid = idOf(v.Data)
 	}
 	if cfg.Init != nil {
 		fp.flags |= fpInit
@@ -309,11 +320,8 @@ func (f *fingerprint) matches(c *fingerprint, name string) error {
 	if c.flags&f.flags&fpInit != 0 && c.initHash != f.initHash {
 		add("initial model", fmt.Sprintf("CRC-64 %#016x", c.initHash), fmt.Sprintf("CRC-64 %#016x", f.initHash))
 	}
-	if c.rows != f.rows || c.nnz != f.nnz || c.dim != f.dim || c.dataHash != f.dataHash {
-		d := func(p *fingerprint) string {
-			return fmt.Sprintf("%d rows, %d nonzeros, dimension %d, CRC-64 %#016x", p.rows, p.nnz, p.dim, p.dataHash)
-		}
-		add("training data", d(c), d(f))
+	if c.data != f.data {
+		add("training data", c.data, f.data)
 	}
 	if !slicesEqualBits(c.classes, f.classes) {
 		add("labels", c.classes, f.classes)
@@ -323,11 +331,8 @@ func (f *fingerprint) matches(c *fingerprint, name string) error {
 		if c.validEvery != f.validEvery || c.patience != f.patience {
 			add("validation every / patience", fmt.Sprintf("%d steps / %d", c.validEvery, c.patience), fmt.Sprintf("%d steps / %d", f.validEvery, f.patience))
 		}
-		if c.vrows != f.vrows || c.vnnz != f.vnnz || c.vdim != f.vdim || c.vdataHash != f.vdataHash {
-			d := func(p *fingerprint) string {
-				return fmt.Sprintf("%d rows, %d nonzeros, dimension %d, CRC-64 %#016x", p.vrows, p.vnnz, p.vdim, p.vdataHash)
-			}
-			add("validation data", d(c), d(f))
+		if c.valid != f.valid {
+			add("validation data", c.valid, f.valid)
 		}
 	}
 	if c.tasks != f.tasks {
@@ -369,7 +374,7 @@ func (f *fingerprint) appendHead(b []byte) []byte {
 	for _, v := range []float64{f.lambda, f.entropy, f.costRatio, f.bias} {
 		b = le.AppendUint64(b, math.Float64bits(v))
 	}
-	for _, v := range []uint64{f.seed, f.rows, f.nnz, f.dim, f.dataHash, f.initHash} {
+	for _, v := range []uint64{f.seed, f.data.rows, f.data.nnz, f.data.dim, f.data.hash, f.initHash} {
 		b = le.AppendUint64(b, v)
 	}
 	b = le.AppendUint32(b, uint32(len(f.classes)))
@@ -379,7 +384,7 @@ func (f *fingerprint) appendHead(b []byte) []byte {
 	if f.flags&fpEarly != 0 {
 		b = le.AppendUint64(b, uint64(f.validEvery))
 		b = le.AppendUint32(b, f.patience)
-		for _, v := range []uint64{f.vrows, f.vnnz, f.vdim, f.vdataHash} {
+		for _, v := range []uint64{f.valid.rows, f.valid.nnz, f.valid.dim, f.valid.hash} {
 			b = le.AppendUint64(b, v)
 		}
 	}
@@ -675,8 +680,9 @@ func (d *ckDecoder) fingerprint(version uint32) *fingerprint {
 	f.k = d.u32("K")
 	f.iterations = int64(d.u64("iterations"))
 	f.lambda, f.entropy, f.costRatio, f.bias = d.f64("lambda"), d.f64("entropy"), d.f64("cost ratio"), d.f64("bias")
-	f.seed, f.rows, f.nnz, f.dim = d.u64("seed"), d.u64("rows"), d.u64("nonzeros"), d.u64("dimension")
-	f.dataHash, f.initHash = d.u64("data hash"), d.u64("init hash")
+	f.seed = d.u64("seed")
+	f.data = dataID{d.u64("rows"), d.u64("nonzeros"), d.u64("dimension"), d.u64("data hash")}
+	f.initHash = d.u64("init hash")
 	c := d.u32("class count")
 	if d.err != nil {
 		return f
@@ -691,9 +697,9 @@ func (d *ckDecoder) fingerprint(version uint32) *fingerprint {
 	}
 	if f.flags&fpEarly != 0 {
 		f.validEvery, f.patience = int64(d.u64("validation interval")), d.u32("patience")
-		f.vrows, f.vnnz, f.vdim, f.vdataHash = d.u64("validation rows"), d.u64("validation nonzeros"), d.u64("validation dimension"), d.u64("validation data hash")
-		if d.err == nil && (f.validEvery < 1 || f.patience < 1 || f.vrows < 1) {
-			d.fail("early stopping every %d steps, patience %d, %d validation rows: want each >= 1", f.validEvery, f.patience, f.vrows)
+		f.valid = dataID{d.u64("validation rows"), d.u64("validation nonzeros"), d.u64("validation dimension"), d.u64("validation data hash")}
+		if d.err == nil && (f.validEvery < 1 || f.patience < 1 || f.valid.rows < 1) {
+			d.fail("early stopping every %d steps, patience %d, %d validation rows: want each >= 1", f.validEvery, f.patience, f.valid.rows)
 		}
 	}
 	f.tasks = d.u32("task count")

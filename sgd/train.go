@@ -510,11 +510,12 @@ func TrainOvO(ctx context.Context, cfg Config, data *sparsevec.CSR) (*model.Mode
 		rows := mergeSorted(byClass[a], byClass[b])
 		name := fmt.Sprintf("%v vs %v", a, b)
 		pair := &[2]float32{a, b}
+		vs := newValidSet(cfg.Valid.Data, a, pair)
 		tasks = append(tasks, memTask(cfg, data, rows, name+"/outer", a, 2*pi))
-		tasks[len(tasks)-1].valid = newValidSet(cfg.Valid.Data, a, pair)
+		tasks[len(tasks)-1].valid = vs
 		if cfg.DoubleSided {
 			tasks = append(tasks, memTask(cfg, data, rows, name+"/inner", b, 2*pi+1))
-			tasks[len(tasks)-1].valid = newValidSet(cfg.Valid.Data, b, pair)
+			tasks[len(tasks)-1].valid = vs.swapped(b)
 		}
 	}
 	polys, rep, err := runAll(ctx, cfg, tasks, fp)

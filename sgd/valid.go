@@ -65,6 +65,17 @@ func newValidSet(data *sparsevec.CSR, outer float32, pair *[2]float32) *validSet
 	return v
 }
 
+// swapped returns the problem of the other side of the same rows: the
+// rows labelled outer are its positives. The row list is shared.
+func (v *validSet) swapped(outer float32) *validSet {
+	if v == nil {
+		return nil
+	}
+	w := *v
+	w.outer = outer
+	return &w
+}
+
 // checkValidLabels returns an error naming the first validation row (if
 // any) whose label is not one of the training classes.
 func checkValidLabels(data *sparsevec.CSR, classes []float32) error {

@@ -355,10 +355,11 @@ func tuneSet(ctx context.Context, w io.Writer, logf func(string, ...any), set ta
 		if err != nil {
 			return err
 		}
-		e, err := validationError(m, val)
+		e, err := modelError(m, val)
 		if err != nil {
 			return err
 		}
+		e *= 100 // percent
 		fmt.Fprintf(w, "  C=%-6g h=%.3f  validation error %.3f%%\n", c, h, e)
 		logf("%s: C=%g h=%.3f: %.3f%%\n", set.Name, c, h, e)
 		if e < bestErr {
@@ -395,21 +396,6 @@ func permutationOf(n int, seed uint64) []int32 {
 		p[i], p[j] = p[j], p[i]
 	}
 	return p
-}
-
-// validationError is the error % of binary model m on data.
-func validationError(m *model.Model, data *sparsevec.CSR) (float64, error) {
-	c, err := sgd.NewClassifier(m)
-	if err != nil {
-		return 0, err
-	}
-	wrong := 0
-	for r := range data.Rows() {
-		if y, _, _ := c.Predict(data.Row(r)); y != data.Labels[r] {
-			wrong++
-		}
-	}
-	return 100 * float64(wrong) / float64(data.Rows()), nil
 }
 
 // printCPMTable prints our rows beside the paper's.
