@@ -4,21 +4,37 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/apache/arrow/go/v15/parquet/compress"
 )
 
-// arrow/go v15's Parquet page reader grows a bytes.Buffer to a page's
-// compressed_page_size before it reads the page, outside any allocator
-// (serializedPageReader.decompress), so a 10 KB file whose page header
-// claims 2 GB makes it allocate and clear 2 GB (found by FuzzColumnar). It
-// also sizes the decompressed page from uncompressed_page_size. checkPages
-// therefore walks the page headers of a column chunk itself, before the
-// library does, and refuses a page that does not fit in the file or
-// decompresses beyond the allocation cap.
+// arrow/go v15's Parquet page reader (serializedPageReader.Next) trusts
+// the page headers of a column chunk in three ways that a corrupt file
+// turns into unbounded memory, all found by FuzzColumnar:
+//
+//   - it grows a bytes.Buffer to a page's compressed_page_size before it
+//     reads the page, outside any allocator: a 3.4 KB file whose page
+//     header claims 1.9 GB made it allocate and clear 1.9 GB;
+//   - it allocates uncompressed_page_size bytes for every page, pages of
+//     unknown type included, and frees them only when Next returns, which
+//     it does at the first data or dictionary page;
+//   - at the end of the chunk its buffered reader's Peek returns stale
+//     bytes of its buffer rather than a short view, so a header cut by the
+//     chunk's end, or a chunk whose pages hold fewer values than its
+//     metadata says, makes it parse old bytes as headers of unknown type
+//     and loop on them, allocating each time (a 2.9 KB file held 4 GB).
+//
+// checkPages therefore walks the page headers of a column chunk itself,
+// before the library does, and refuses the chunk unless the library's walk
+// ends inside it, at a page that completes the chunk's values, with every
+// allocation bounded.
 //
 // The headers are Thrift structs in the compact protocol (Apache Thrift,
 // "Thrift Compact protocol encoding", THRIFT-110); of PageHeader
-// (parquet-format, parquet.thrift) only fields 2 (uncompressed_page_size,
-// i32) and 3 (compressed_page_size, i32) are read, the rest skipped.
+// (parquet-format, parquet.thrift) only fields 1-3 (type,
+// uncompressed_page_size, compressed_page_size, i32), the num_values of
+// the nested data page headers and data_page_header_v2.is_compressed are
+// read, the rest skipped.
 
 // maxPageHeader bounds the bytes of one page header, as the library's
 // default maximum (16 MiB) does.
@@ -32,29 +48,92 @@ type pageHeader struct {
 	len          int   // bytes of the header
 	typ          int32 // 0 data page, 2 dictionary page, 3 data page v2
 	comp, uncomp int32
-	numValues    int32 // data pages: num_values of the nested page header
+	// num_values of the nested data_page_header (v1) and
+	// data_page_header_v2 (v2); the library reads the one of the page's
+	// type, so both are kept.
+	v1Values, v2Values int32
+	// v2Plain: data_page_header_v2.is_compressed is false. The library
+	// then reads uncompressed_page_size bytes of body, not
+	// compressed_page_size.
+	v2Plain bool
+	// v2Levels: the bytes of repetition and definition levels at the
+	// start of a v2 page's body, which are stored uncompressed.
+	v2Levels int64
 }
 
-// checkPages walks the page headers of a column chunk of n bytes at off in
-// r (a file of size bytes) holding values values, as the library's page
-// reader will: while fewer values than the chunk holds have been seen,
-// read a header; data and dictionary pages are followed by their
-// compressed bytes, data pages add their num_values, pages of other types
-// are passed over by their header alone (the library does not skip their
-// bodies). Every page the library will decompress must fit in the file
-// after its header and decompress to at most limit bytes. A header that
-// does not parse, or the end of the chunk, ends the walk: the library
-// stops there too, with an error or at the end of the chunk's stream.
-func checkPages(r io.ReaderAt, size, off, n, values int64, limit int) error {
-	if off < 0 || n < 0 || off >= size {
-		return nil // the library refuses the chunk itself
+// decompressed reports whether the library decompresses the page's body
+// (from its v2Levels-th byte for a v2 page).
+func (h pageHeader) decompressed() bool {
+	return h.typ == 0 || h.typ == 2 || h.typ == 3 && !h.v2Plain
+}
+
+// values returns the num_values the library adds for this page: that of
+// the nested header of the page's type, none for other pages.
+func (h pageHeader) values() int32 {
+	switch h.typ {
+	case 0:
+		return h.v1Values
+	case 3:
+		return h.v2Values
 	}
-	// The library's stream is n bytes, plus up to 100 of padding for files
-	// of old writers (PARQUET-816).
-	end := min(off+n+100, size)
+	return 0
+}
+
+// body returns the bytes of page body the library reads after the header:
+// none for pages of unknown type, whose bodies it does not skip.
+func (h pageHeader) body() int64 {
+	switch {
+	case h.typ == 3 && h.v2Plain:
+		return int64(h.uncomp)
+	case h.typ == 0 || h.typ == 2 || h.typ == 3:
+		return int64(h.comp)
+	}
+	return 0
+}
+
+// chunkStream returns the bytes [start, end) of a file of size bytes that
+// the library reads as the column chunk of n bytes at off, as
+// RowGroupReader.GetColumnPageReader works them out: for files of old
+// parquet-mr writers (oldWriter) it adds up to 100 bytes of padding
+// (PARQUET-816). A chunk that does not lie inside the file is an error:
+// the library would allocate its claimed size before reading it.
+func chunkStream(size, off, n int64, oldWriter bool) (start, end int64, err error) {
+	if off < 0 || n < 0 || off > size || n > size-off {
+		return 0, 0, fmt.Errorf("column chunk of %d bytes at byte %d does not fit in the file's %d bytes", n, off, size)
+	}
+	end = off + n
+	if oldWriter {
+		end += min(100, size-end)
+	}
+	return off, end, nil
+}
+
+// checkPages walks the page headers of the column chunk read as the bytes
+// [off, end) of r, holding values values, as the library's page reader
+// will: while fewer values than the chunk holds have been seen, it reads
+// a header; data and dictionary pages are followed by their body, data
+// pages add their num_values, pages of other types are passed over by
+// their header alone (the library does not skip their bodies). It refuses
+//
+//   - a header that does not parse within the chunk (the library would
+//     go on into stale bytes, or refuse it too);
+//   - a page whose body does not fit in the chunk after its header;
+//   - a page, or a run of pages of unknown type and the page that ends
+//     it, needing more than limit bytes uncompressed: the library holds
+//     them all at once;
+//   - a compressed page whose codec would allocate more than the page
+//     holds (checkPageBody);
+//   - a chunk that ends before its pages have given values values.
+//
+// A negative size or count ends the walk: the library stops there with an
+// error before it allocates.
+func checkPages(r io.ReaderAt, off, end, values int64, codec compress.Compression, limit int) error {
 	buf := make([]byte, 4<<10)
+	w := &windowReader{r: r}
 	seen := int64(0)
-	for pos := off; pos < end && seen < values; {
+	held, runFrom := int64(0), off // allocated since the last page the library returns
+	pos := off
+	for pos < end && seen < values {
 		var h pageHeader
 		for want := int64(4 << 10); ; want *= 2 {
 			m := min(want, end-pos)
@@ -70,29 +149,42 @@ func checkPages(r io.ReaderAt, size, off, n, values int64, limit int) error {
 				break
 			}
 			if err != errHeaderShort || m == end-pos || want >= maxPageHeader {
-				return nil
+				return fmt.Errorf("page header at byte %d: %w", pos, err)
 			}
 		}
-		if h.comp < 0 || h.uncomp < 0 {
+		if h.comp < 0 || h.uncomp < 0 || h.values() < 0 || h.v2Levels < 0 {
 			return nil // refused by the library
 		}
-		if h.typ != 0 && h.typ != 2 && h.typ != 3 {
-			pos += int64(h.len)
-			continue
+		if b := h.body(); b > end-pos-int64(h.len) {
+			return fmt.Errorf("page at byte %d: %d bytes of body, but the column chunk ends %d bytes after its header", pos, b, end-pos-int64(h.len))
 		}
-		switch {
-		case int64(h.comp) > size-pos-int64(h.len):
-			return fmt.Errorf("page at byte %d: %d compressed bytes, but the file ends %d bytes after its header", pos, h.comp, size-pos-int64(h.len))
-		case int(h.uncomp) > limit:
-			return fmt.Errorf("page at byte %d: %d bytes uncompressed exceed the %d-byte limit for this file", pos, h.uncomp, limit)
+		if h.typ == 3 && h.v2Levels > h.body() {
+			return fmt.Errorf("page at byte %d: %d bytes of levels in a body of %d", pos, h.v2Levels, h.body())
 		}
-		if h.typ != 2 {
-			if h.numValues < 0 {
-				return nil
+		if h.decompressed() && codec != compress.Codecs.Uncompressed {
+			lev := int64(0)
+			if h.typ == 3 {
+				lev = h.v2Levels
 			}
-			seen += int64(h.numValues)
+			if err := checkPageBody(w, pos+int64(h.len)+lev, int64(h.comp)-lev, codec, h.uncomp, limit); err != nil {
+				return fmt.Errorf("page at byte %d: %w", pos, err)
+			}
 		}
-		pos += int64(h.len) + int64(h.comp)
+		held += int64(h.uncomp)
+		switch {
+		case int64(h.uncomp) > int64(limit):
+			return fmt.Errorf("page at byte %d: %d bytes uncompressed exceed the %d-byte limit for this file", pos, h.uncomp, limit)
+		case held > int64(limit):
+			return fmt.Errorf("pages at bytes %d to %d: %d bytes uncompressed, held at once, exceed the %d-byte limit for this file", runFrom, pos, held, limit)
+		}
+		seen += int64(h.values())
+		pos += int64(h.len) + h.body()
+		if h.typ == 0 || h.typ == 2 || h.typ == 3 {
+			held, runFrom = 0, pos
+		}
+	}
+	if seen < values {
+		return fmt.Errorf("column chunk at byte %d ends at byte %d after %d of its %d values", off, pos, seen, values)
 	}
 	return nil
 }
@@ -117,14 +209,33 @@ func parsePageHeader(b []byte) (pageHeader, error) {
 			}
 			set[id] = true
 			return true
-		case typ == tcStruct && (id == 5 || id == 8): // data_page_header, data_page_header_v2
+		case typ == tcStruct && id == 5: // data_page_header
+			h.v1Values = 0 // a repeated field replaces the struct
 			t.structFields(1, func(id int16, typ byte) bool {
 				if id == 1 && typ == tcI32 {
-					h.numValues = t.zigzag32()
+					h.v1Values = t.zigzag32()
 					return true
 				}
 				return false
 			})
+			return true
+		case typ == tcStruct && id == 8: // data_page_header_v2
+			h.v2Values, h.v2Plain, h.v2Levels = 0, false, 0
+			var levels [2]int32 // definition, repetition
+			t.structFields(1, func(id int16, typ byte) bool {
+				switch {
+				case id == 1 && typ == tcI32:
+					h.v2Values = t.zigzag32()
+				case (id == 5 || id == 6) && typ == tcI32: // definition_levels_byte_length, repetition_levels_byte_length
+					levels[id-5] = t.zigzag32()
+				case id == 7 && (typ == tcTrue || typ == tcFalse): // is_compressed, default true
+					h.v2Plain = typ == tcFalse
+				default:
+					return false
+				}
+				return true
+			})
+			h.v2Levels = int64(levels[0]) + int64(levels[1])
 			return true
 		}
 		return false

@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/arrow/go/v15/parquet"
 	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/metadata"
 	"github.com/apache/arrow/go/v15/parquet/pqarrow"
 	"github.com/apache/arrow/go/v15/parquet/schema"
 
@@ -79,7 +80,8 @@ func openParquetBlocks(path string, opt options) (br BlockReader, err error) {
 		pf.Close()
 		return nil, err
 	}
-	b := &parquetBlocks{path: path, maxIndex: opt.maxIndex, pf: pf, mem: mem, fh: fh, size: fi.Size()}
+	b := &parquetBlocks{path: path, maxIndex: opt.maxIndex, pf: pf, mem: mem, fh: fh, size: fi.Size(),
+		oldWriter: md.WriterVersion().LessThan(metadata.Parquet816FixedVersion)}
 	if err := b.mapColumns(md.Schema); err != nil {
 		pf.Close()
 		return nil, err
@@ -139,6 +141,9 @@ type parquetBlocks struct {
 	mem  *cappedAllocator
 	fh   io.ReaderAt // the file pf reads, for checkPages
 	size int64
+	// oldWriter: the file's writer is a parquet-mr before 1.2.9, whose
+	// column chunks the library reads with padding (see chunkStream).
+	oldWriter bool
 
 	labelCol, idxCol, valCol int
 	labelDef                 int16 // max definition level of label
@@ -389,7 +394,11 @@ func (b *parquetBlocks) openRowGroup(i int) (*rowGroupCursor, error) {
 		if md.HasDictionaryPage() && md.DictionaryPageOffset() > 0 && start > md.DictionaryPageOffset() {
 			start = md.DictionaryPageOffset()
 		}
-		if err := checkPages(b.fh, b.size, start, md.TotalCompressedSize(), md.NumValues(), b.mem.limit); err != nil {
+		start, end, err := chunkStream(b.size, start, md.TotalCompressedSize(), b.oldWriter)
+		if err == nil {
+			err = checkPages(b.fh, start, end, md.NumValues(), md.Compression(), b.mem.limit)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("column %d: %w", j, err)
 		}
 		pr, err := rg.GetColumnPageReader(j)
