@@ -146,7 +146,7 @@ func (c Config) withDefaults() (Config, error) {
 	case c.Valid.Data == nil && (c.Valid.Every != 0 || c.Valid.Patience != 0):
 		return c, fmt.Errorf("sgd: validation every %d steps with patience %d, but no validation data", c.Valid.Every, c.Valid.Patience)
 	case c.Valid.Data != nil && c.Valid.Data.Rows() == 0:
-		return c, fmt.Errorf("sgd: the validation data has no rows")
+		return c, fmt.Errorf("sgd: the validation data has %w", ErrNoRows)
 	case c.Valid.Every < 0 || c.Valid.Patience < 0:
 		return c, fmt.Errorf("sgd: validation every %d steps with patience %d, want >= 0", c.Valid.Every, c.Valid.Patience)
 	}

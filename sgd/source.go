@@ -269,7 +269,7 @@ func (s *StreamSource) Next() (sparsevec.Vector, float32, int, error) {
 	if len(s.pending) == 0 {
 		// End of a pass: start the next one.
 		if s.next == 0 {
-			return sparsevec.Vector{}, 0, 0, errors.New("sgd: training input has no rows")
+			return sparsevec.Vector{}, 0, 0, fmt.Errorf("sgd: training input has %w", ErrNoRows)
 		}
 		if err := s.cur.Close(); err != nil {
 			return sparsevec.Vector{}, 0, 0, err
@@ -287,7 +287,7 @@ func (s *StreamSource) Next() (sparsevec.Vector, float32, int, error) {
 			return sparsevec.Vector{}, 0, 0, err
 		}
 		if len(s.pending) == 0 {
-			return sparsevec.Vector{}, 0, 0, errors.New("sgd: training input has no rows on a later pass")
+			return sparsevec.Vector{}, 0, 0, fmt.Errorf("sgd: training input has %w on a later pass", ErrNoRows)
 		}
 	}
 	k := s.pick

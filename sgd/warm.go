@@ -12,6 +12,10 @@ import (
 // from a model that does not fit the run.
 var ErrInitMismatch = errors.New("initial model does not match this run")
 
+// ErrNoRows: the training or validation data holds no row. Errors wrap it
+// with the data concerned; test with errors.Is.
+var ErrNoRows = errors.New("no rows")
+
 // prepare checks cfg.Init against a run with the given label map, and,
 // when checkpoints are active, returns the run's fingerprint after checking
 // it against the checkpoint to resume. data is nil for streamed training,

@@ -12,6 +12,7 @@ import (
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/sgd"
 )
 
 // evalResult accumulates the outcome of scoring a labelled data set.
@@ -121,7 +122,7 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, prob
 		st.Release(b)
 	}
 	if res.rows == 0 {
-		return nil, fmt.Errorf("%s: no rows to score", path)
+		return nil, fmt.Errorf("%s: %w to score", path, sgd.ErrNoRows)
 	}
 	if out != nil {
 		if err := out.Flush(); err != nil {

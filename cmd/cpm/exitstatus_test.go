@@ -16,6 +16,8 @@ import (
 
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/sgd"
+	"github.com/polyhedral/cpm/shard"
 )
 
 // Every exit status of the table in cpm help and the README, through run.
@@ -40,6 +42,7 @@ func TestExitStatuses(t *testing.T) {
 	truncated := write("truncated.model", b[:len(b)/2])
 	badLog := write("bad.jsonl", []byte("{\"task\":\"outer\",\"step\":1}\nnot json\n"))
 	missing := filepath.Join(dir, "missing.libsvm")
+	empty := write("empty.libsvm", nil)
 
 	for _, tc := range []struct {
 		name string
@@ -58,6 +61,10 @@ func TestExitStatuses(t *testing.T) {
 		{"foreign model", []string{"eval", "-m", notModel, heart}, exitBadInput, notModel},
 		{"truncated model", []string{"inspect", truncated}, exitBadInput, "truncated"},
 		{"bad metrics log", []string{"plot", "curve", "--log", badLog, "-o", filepath.Join(dir, "c.png")}, exitBadInput, badLog + ":2:"},
+		{"empty data", []string{"train", "-q", "-t", empty, "-o", filepath.Join(dir, "m")}, exitBadInput, "no rows to train on"},
+		{"shard set without --stream", []string{"train", "-q", "-t", dir, "-o", filepath.Join(dir, "m")}, exitUsage, "with --stream"},
+		{"glob matching nothing", []string{"train", "-q", "--stream", "-t", filepath.Join(dir, "none-*.libsvm.zst"), "-o", filepath.Join(dir, "m")}, exitIO, "matches no shard file"},
+		{"shard directory without a manifest", []string{"train", "-q", "--stream", "-t", dir, "-o", filepath.Join(dir, "m")}, exitBadInput, "incomplete"},
 		{"missing data", []string{"train", "-q", "-t", missing, "-o", filepath.Join(dir, "m")}, exitIO, "no such file"},
 		{"missing model", []string{"eval", "-m", filepath.Join(dir, "none.model"), heart}, exitIO, "no such file"},
 		{"unwritable model", []string{"train", "-q", "-k", "2", "-i", "2000", "-t", heart, "-o", filepath.Join(dir, "no", "dir", "m")}, exitIO, "no such file"},
@@ -109,6 +116,9 @@ func TestExitStatusClassification(t *testing.T) {
 		{&os.LinkError{Op: "rename", Old: "a", New: "b", Err: syscall.EXDEV}, exitIO},
 		{fmt.Errorf("writing: %w", syscall.EACCES), exitIO},
 		{io.ErrShortWrite, exitIO},
+		{fmt.Errorf("x.libsvm: %w to train on", sgd.ErrNoRows), exitBadInput},
+		{fmt.Errorf("shard: dir: %w: no manifest", shard.ErrIncomplete), exitBadInput},
+		{fmt.Errorf("shard: %q: %w", "d/*.zst", shard.ErrNoMatch), exitIO},
 		{errors.New("sgd: 3 labels"), exitError},
 	} {
 		if got := exitStatus(tc.err); got != tc.want {

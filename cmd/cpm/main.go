@@ -33,10 +33,12 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/polyhedral/cpm/cv"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/plume"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
+	"github.com/polyhedral/cpm/shard"
 )
 
 // usageError marks errors in the command line itself (exit status 2).
@@ -80,10 +82,10 @@ Exit status:
   0    success
   1    any other error (e.g. training refused the data's labels)
   2    usage error (bad command line)
-  3    bad input: a data file that does not parse or is corrupt, a model
-       file that is not a valid cpm model
+  3    bad input: a data file that does not parse, is corrupt or holds
+       no rows, a model file that is not a valid cpm model
   4    I/O error: a file that cannot be opened, read or written (missing,
-       permission denied, disk full)
+       permission denied, disk full), a shard glob that matches no file
   130  interrupted (SIGINT or SIGTERM)
 `
 
@@ -188,7 +190,7 @@ func isBadInput(err error) bool {
 		return true
 	}
 	for _, kind := range []error{
-		reader.ErrCorrupt, reader.ErrSchema,
+		reader.ErrCorrupt, reader.ErrSchema, sgd.ErrNoRows, cv.ErrNoData, shard.ErrIncomplete,
 		model.ErrNotModel, model.ErrVersion, model.ErrTruncated, model.ErrChecksum, model.ErrCorrupt, model.ErrInvalid,
 		plume.ErrModel,
 	} {
@@ -212,7 +214,8 @@ func isIOError(err error) bool {
 		errors.As(err, new(*os.LinkError)) ||
 		errors.As(err, new(*os.SyscallError)) ||
 		errors.As(err, new(syscall.Errno)) ||
-		errors.Is(err, io.ErrShortWrite)
+		errors.Is(err, io.ErrShortWrite) ||
+		errors.Is(err, shard.ErrNoMatch) // a glob naming no file: as a missing file
 }
 
 const versionUsage = "cpm version (or cpm --version)"

@@ -117,7 +117,7 @@ func runPlotRegions(ctx context.Context, args []string, stderr io.Writer) (err e
 		return err
 	}
 	if data.Rows() == 0 {
-		return fmt.Errorf("%s holds no rows", *dataPath)
+		return fmt.Errorf("%s holds %w", *dataPath, sgd.ErrNoRows)
 	}
 	if data.Dim > 3 {
 		return fmt.Errorf("%s has feature index %d; regions are drawn for 2-D data (features 1 and 2)", *dataPath, data.Dim-1)

@@ -222,13 +222,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			in.printSplit(stderr, r.Seconds)
 		}
 	} else {
+		if isShardInput(*trainPath) {
+			return usagef("%s is a shard set (a directory or glob): train from it with --stream", *trainPath)
+		}
 		start := time.Now()
 		data, err := loadTraining(*trainPath, *cacheFile, stderr, *quiet, lim.opts()...)
 		if err != nil {
 			return err
 		}
 		if data.Rows() == 0 {
-			return fmt.Errorf("%s: no rows to train on", *trainPath)
+			return fmt.Errorf("%s: %w to train on", *trainPath, sgd.ErrNoRows)
 		}
 		met.LoadSeconds = time.Since(start).Seconds()
 		met.Rows, met.NNZ, met.Features = data.Rows(), data.NNZ(), max(data.Dim-1, 0)

@@ -79,7 +79,7 @@ func (v *validFlags) load(spec *learner.Spec, data **sparsevec.CSR, stderr io.Wr
 			return fmt.Errorf("--valid: %w", err)
 		}
 		if valid.Rows() == 0 {
-			return fmt.Errorf("--valid %s: no rows", v.file)
+			return fmt.Errorf("--valid %s: %w", v.file, sgd.ErrNoRows)
 		}
 		if !quiet {
 			fmt.Fprintf(stderr, "loaded %s: %d validation rows\n", v.file, valid.Rows())
