@@ -263,7 +263,7 @@ func TestCheckedPagesDictionaryIndices(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := p.check(tc.page)
-		if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
+		if !errSays(err, tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
 		}
 	}
@@ -308,31 +308,44 @@ func TestParquetStaleHeaderBomb(t *testing.T) {
 	checkBomb(t, "parquet-stale-header-loop", "page header at byte 1132: page header runs past")
 }
 
+// zz encodes v as a Thrift compact i32/i16: a zigzag varint.
+func zz(v int64) []byte { return binary.AppendUvarint(nil, uint64(v<<1^v>>63)) }
+
+// field encodes a Thrift compact field header with an id delta, then val.
+func field(delta, typ byte, val []byte) []byte { return append([]byte{delta<<4 | typ}, val...) }
+
+// testPageHeader is a page header of type typ with the sizes given and,
+// for data pages, a nested header with num_values (and is_compressed
+// false for v2 when plain).
+func testPageHeader(typ, uncomp, comp, values int64, plain bool) []byte {
+	h := append(field(1, tcI32, zz(typ)), field(1, tcI32, zz(uncomp))...)
+	h = append(h, field(1, tcI32, zz(comp))...)
+	switch typ {
+	case 0:
+		h = append(h, field(2, tcStruct, nil)...)
+		h = append(append(h, field(1, tcI32, zz(values))...), 0)
+	case 3:
+		h = append(h, field(5, tcStruct, nil)...)
+		h = append(h, field(1, tcI32, zz(values))...)
+		if plain {
+			h = append(h, field(6, tcFalse, nil)...)
+		}
+		h = append(h, 0)
+	}
+	return append(h, 0)
+}
+
+// errSays reports whether err is nil when want is "", or contains want.
+func errSays(err error, want string) bool {
+	if err == nil {
+		return want == ""
+	}
+	return want != "" && strings.Contains(err.Error(), want)
+}
+
 // checkPages walks a column chunk's pages as the library will and refuses
 // what would make the library allocate without bound.
 func TestCheckPages(t *testing.T) {
-	zz := func(v int64) []byte { return binary.AppendUvarint(nil, uint64(v<<1^v>>63)) }
-	field := func(delta, typ byte, val []byte) []byte { return append([]byte{delta<<4 | typ}, val...) }
-	// hdr is a page header of type typ with the sizes given and, for data
-	// pages, a nested header with num_values (and is_compressed false for
-	// v2 when plain).
-	hdr := func(typ, uncomp, comp, values int64, plain bool) []byte {
-		h := append(field(1, tcI32, zz(typ)), field(1, tcI32, zz(uncomp))...)
-		h = append(h, field(1, tcI32, zz(comp))...)
-		switch typ {
-		case 0:
-			h = append(h, field(2, tcStruct, nil)...)
-			h = append(append(h, field(1, tcI32, zz(values))...), 0)
-		case 3:
-			h = append(h, field(5, tcStruct, nil)...)
-			h = append(h, field(1, tcI32, zz(values))...)
-			if plain {
-				h = append(h, field(6, tcFalse, nil)...)
-			}
-			h = append(h, 0)
-		}
-		return append(h, 0)
-	}
 	page := func(typ, uncomp, comp, values int64, plain bool) []byte {
 		body := comp
 		if typ == 3 && plain {
@@ -341,7 +354,7 @@ func TestCheckPages(t *testing.T) {
 		if typ == 1 {
 			body = 0
 		}
-		return append(hdr(typ, uncomp, comp, values, plain), make([]byte, body)...)
+		return append(testPageHeader(typ, uncomp, comp, values, plain), make([]byte, body)...)
 	}
 	cat := func(pages ...[]byte) []byte {
 		var b []byte
@@ -359,19 +372,19 @@ func TestCheckPages(t *testing.T) {
 	}{
 		{"dictionary and data pages", cat(page(2, 40, 30, 0, false), page(0, 20, 10, 3, false), page(3, 20, 10, 2, false)), 5, ""},
 		{"v2 page stored plain", cat(page(3, 30, 10, 4, true)), 4, ""},
-		{"v2 plain body past the end", cat(hdr(3, 30, 10, 4, true), make([]byte, 10)), 4, "30 bytes of body"},
-		{"body past the end", cat(hdr(0, 20, 50, 3, false), make([]byte, 10)), 3, "50 bytes of body"},
+		{"v2 plain body past the end", cat(testPageHeader(3, 30, 10, 4, true), make([]byte, 10)), 4, "30 bytes of body"},
+		{"body past the end", cat(testPageHeader(0, 20, 50, 3, false), make([]byte, 10)), 3, "50 bytes of body"},
 		{"too few values", cat(page(0, 20, 10, 3, false)), 5, "after 3 of its 5 values"},
-		{"v2 count of a v1 page", cat(append(hdr(0, 20, 10, 3, false)[:len(hdr(0, 20, 10, 3, false))-1], append(field(3, tcStruct, nil), append(field(1, tcI32, zz(9)), 0, 0)...)...), make([]byte, 10)), 9, "after 3 of its 9 values"},
+		{"v2 count of a v1 page", cat(append(testPageHeader(0, 20, 10, 3, false)[:len(testPageHeader(0, 20, 10, 3, false))-1], append(field(3, tcStruct, nil), append(field(1, tcI32, zz(9)), 0, 0)...)...), make([]byte, 10)), 9, "after 3 of its 9 values"},
 		{"unknown pages under the limit", cat(page(1, 400, 0, 0, false), page(1, 400, 0, 0, false), page(0, 100, 10, 1, false)), 1, ""},
 		{"unknown pages held at once", cat(page(1, 400, 0, 0, false), page(1, 400, 0, 0, false), page(0, 300, 10, 1, false)), 1, "held at once"},
 		{"one page over the limit", cat(page(0, 1001, 10, 1, false)), 1, "exceed the 1000-byte limit"},
-		{"cut header", cat(page(0, 20, 10, 1, false), hdr(0, 20, 10, 1, false)[:5]), 2, "runs past"},
+		{"cut header", cat(page(0, 20, 10, 1, false), testPageHeader(0, 20, 10, 1, false)[:5]), 2, "runs past"},
 		{"garbage header", cat(page(0, 20, 10, 1, false), []byte{0x1f, 0x00}), 2, "page header at byte 21: unknown compact type"},
 	} {
 		r := strings.NewReader(string(tc.chunk))
 		err := checkPages(r, 0, int64(len(tc.chunk)), tc.values, compress.Codecs.Uncompressed, limit)
-		if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
+		if !errSays(err, tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
 		}
 	}
@@ -380,16 +393,10 @@ func TestCheckPages(t *testing.T) {
 // checkPages reads the size fields of snappy and zstd page bodies: the
 // codecs allocate what those claim before they decode.
 func TestCheckPageBodies(t *testing.T) {
-	zz := func(v int64) []byte { return binary.AppendUvarint(nil, uint64(v<<1^v>>63)) }
-	field := func(delta, typ byte, val []byte) []byte { return append([]byte{delta<<4 | typ}, val...) }
 	// page is a version 1 data page of 1 value holding body, which
 	// decompresses to uncomp bytes.
 	page := func(uncomp int, body []byte) []byte {
-		h := append(field(1, tcI32, zz(0)), field(1, tcI32, zz(int64(uncomp)))...)
-		h = append(h, field(1, tcI32, zz(int64(len(body))))...)
-		h = append(h, field(2, tcStruct, nil)...)
-		h = append(append(h, field(1, tcI32, zz(1))...), 0, 0)
-		return append(h, body...)
+		return append(testPageHeader(0, int64(uncomp), int64(len(body)), 1, false), body...)
 	}
 	plain := bytes.Repeat([]byte("cpm "), 25) // 100 bytes
 	enc, err := zstd.NewWriter(nil)
@@ -438,7 +445,7 @@ func TestCheckPageBodies(t *testing.T) {
 	} {
 		r := bytes.NewReader(tc.chunk)
 		err := checkPages(r, 0, int64(len(tc.chunk)), 1, tc.codec, limit)
-		if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
+		if !errSays(err, tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
 		}
 	}
@@ -473,8 +480,6 @@ func TestChunkStream(t *testing.T) {
 // whatever the field delta, i32 values are cut to 32 bits, and the
 // num_values of a nested data page header is found.
 func TestParsePageHeader(t *testing.T) {
-	zz := func(v int64) []byte { return binary.AppendUvarint(nil, uint64(v<<1^v>>63)) }
-	field := func(delta, typ byte, val []byte) []byte { return append([]byte{delta<<4 | typ}, val...) }
 	var h []byte
 	h = append(h, field(1, tcI32, zz(0))...)                  // type: data page
 	h = append(h, field(1, tcI32, zz(100))...)                // uncompressed

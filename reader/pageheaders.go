@@ -61,11 +61,14 @@ type pageHeader struct {
 	v2Levels int64
 }
 
+// known reports whether the library reads the page (a data page of
+// either version, or a dictionary page) rather than passing over its
+// header; Next returns at a known page.
+func (h pageHeader) known() bool { return h.typ == 0 || h.typ == 2 || h.typ == 3 }
+
 // decompressed reports whether the library decompresses the page's body
 // (from its v2Levels-th byte for a v2 page).
-func (h pageHeader) decompressed() bool {
-	return h.typ == 0 || h.typ == 2 || h.typ == 3 && !h.v2Plain
-}
+func (h pageHeader) decompressed() bool { return h.known() && !(h.typ == 3 && h.v2Plain) }
 
 // values returns the num_values the library adds for this page: that of
 // the nested header of the page's type, none for other pages.
@@ -85,7 +88,7 @@ func (h pageHeader) body() int64 {
 	switch {
 	case h.typ == 3 && h.v2Plain:
 		return int64(h.uncomp)
-	case h.typ == 0 || h.typ == 2 || h.typ == 3:
+	case h.known():
 		return int64(h.comp)
 	}
 	return 0
@@ -179,7 +182,7 @@ func checkPages(r io.ReaderAt, off, end, values int64, codec compress.Compressio
 		}
 		seen += int64(h.values())
 		pos += int64(h.len) + h.body()
-		if h.typ == 0 || h.typ == 2 || h.typ == 3 {
+		if h.known() {
 			held, runFrom = 0, pos
 		}
 	}
