@@ -526,7 +526,14 @@ func openArrowBlocks(path string, f Format, opt options) (br BlockReader, err er
 	var src recordSource
 	var schema *arrow.Schema
 	if f == ArrowFile {
-		if err := checkFooter(fh, size); err != nil {
+		dicts, records, err := checkFooter(fh, size)
+		var w windowReader
+		for i := 0; err == nil && i < len(dicts); i++ {
+			if err = checkFileMessage(fh, dicts[i], &w, mem.limit); err != nil {
+				err = fmt.Errorf("dictionary batch %d: %w", i, err)
+			}
+		}
+		if err != nil {
 			fh.Close()
 			return nil, fmt.Errorf("%s: %w: %w", path, ErrCorrupt, err)
 		}
@@ -535,9 +542,9 @@ func openArrowBlocks(path string, f Format, opt options) (br BlockReader, err er
 			fh.Close()
 			return nil, fmt.Errorf("%s: %w: %w", path, ErrCorrupt, err)
 		}
-		src, schema = &ipcFileSource{f: fh, r: r}, r.Schema()
+		src, schema = &ipcFileSource{f: fh, r: r, blocks: records, limit: mem.limit}, r.Schema()
 	} else {
-		msgs := &streamMessages{r: bufio.NewReaderSize(fh, 64<<10), left: size, mem: mem, refs: 1}
+		msgs := &streamMessages{r: bufio.NewReaderSize(fh, 64<<10), size: size, left: size, mem: mem, refs: 1}
 		r, err := ipc.NewReaderFromMessageReader(msgs, ipc.WithAllocator(mem))
 		if err != nil {
 			fh.Close()
@@ -552,11 +559,16 @@ func openArrowBlocks(path string, f Format, opt options) (br BlockReader, err er
 	return newBlocks(path, src, opt), nil
 }
 
-// ipcFileSource reads the record batches of an Arrow IPC file.
+// ipcFileSource reads the record batches of an Arrow IPC file, checking
+// each one's compressed buffers (checkFileMessage) before the library
+// reads it.
 type ipcFileSource struct {
-	f *os.File
-	r *ipc.FileReader
-	i int
+	f      *os.File
+	r      *ipc.FileReader
+	i      int
+	blocks []ipcBlock // the record batches, as checkFooter read them
+	w      windowReader
+	limit  int
 }
 
 func (s *ipcFileSource) next() (arrow.Record, error) {
@@ -564,6 +576,12 @@ func (s *ipcFileSource) next() (arrow.Record, error) {
 		return nil, io.EOF
 	}
 	s.i++
+	if s.i > len(s.blocks) { // not expected: the library read the footer checkFooter skipped
+		return nil, fmt.Errorf("footer lists %d record batches, the library %d", len(s.blocks), s.r.NumRecords())
+	}
+	if err := checkFileMessage(s.f, s.blocks[s.i-1], &s.w, s.limit); err != nil {
+		return nil, err
+	}
 	return s.r.RecordAt(s.i - 1)
 }
 
@@ -792,58 +810,62 @@ func (b fbuf) checkSchemaFB(tab int64) error {
 
 // checkFooter checks the footer of the Arrow IPC file f of size bytes: its
 // schema (checkSchemaFB) and that every block it lists lies in the file.
-// A footer that the Arrow library itself rejects (bad magic, bad length) is
-// left for it to report.
-func checkFooter(f *os.File, size int64) error {
+// It returns the blocks of the dictionaries and of the record batches. A
+// footer that the Arrow library itself rejects (bad magic, bad length) is
+// left for it to report, with no blocks.
+func checkFooter(f *os.File, size int64) (dicts, records []ipcBlock, err error) {
 	const tail = 10 // int32 footer length and "ARROW1"
 	if size < tail+8 {
-		return nil
+		return nil, nil, nil
 	}
 	var t [tail]byte
 	if _, err := f.ReadAt(t[:], size-tail); err != nil {
-		return err
+		return nil, nil, err
 	}
 	n := int64(binary.LittleEndian.Uint32(t[:4]))
 	if string(t[4:]) != "ARROW1" || n <= 0 || n > size-tail-8 {
-		return nil
+		return nil, nil, nil
 	}
 	b := make(fbuf, n)
 	if _, err := f.ReadAt(b, size-tail-n); err != nil {
-		return err
+		return nil, nil, err
 	}
 	root, err := b.root()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	p, err := b.field(root, 1) // schema
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if p >= 0 {
 		sch, err := b.deref(p)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		if err := b.checkSchemaFB(sch); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
-	for _, i := range []int{2, 3} { // dictionaries, recordBatches: [Block]
-		start, k, err := b.vector(root, i, 24)
+	var blocks [2][]ipcBlock
+	for i := range blocks { // fields 2, 3: dictionaries, recordBatches: [Block]
+		start, k, err := b.vector(root, 2+i, 24)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
+		blocks[i] = make([]ipcBlock, k)
 		for j := range k {
 			blk := b[start+24*int64(j):]
 			off := int64(binary.LittleEndian.Uint64(blk))
 			meta := int64(int32(binary.LittleEndian.Uint32(blk[8:])))
 			body := int64(binary.LittleEndian.Uint64(blk[16:]))
 			if off < 0 || meta < 0 || body < 0 || meta > size || body > size || off+meta+body > size {
-				return fmt.Errorf("block %d at %d with %d+%d bytes outside the file", j, off, meta, body)
+				return nil, nil, fmt.Errorf("block %d at %d with %d+%d bytes outside the file", j, off, meta, body)
 			}
+			blocks[i][j] = ipcBlock{off: off, meta: meta, body: body}
 		}
 	}
-	return nil
+	return blocks[0], blocks[1], nil
 }
 
 // streamMessages reads the messages of an Arrow IPC stream for
@@ -852,8 +874,10 @@ func checkFooter(f *os.File, size int64) error {
 // file and checks a schema's flatbuffer before the library decodes it.
 type streamMessages struct {
 	r    io.Reader
+	size int64 // of the file
 	left int64 // bytes of the file not read yet
-	mem  memory.Allocator
+	mem  *cappedAllocator
+	w    windowReader
 	msg  *ipc.Message
 	refs int64
 }
@@ -945,8 +969,13 @@ func (s *streamMessages) Message() (*ipc.Message, error) {
 	body := memory.NewResizableBuffer(s.mem)
 	defer body.Release()
 	body.Resize(int(bodyLen))
+	bodyOff := s.size - s.left
 	if err := s.read(body.Bytes()); err != nil {
 		return nil, fmt.Errorf("reading message body: %w", inMessage(err))
+	}
+	s.w.reset(memAt{body.Bytes(), bodyOff})
+	if err := checkIPCBody(meta, &s.w, bodyOff, bodyLen, s.mem.limit); err != nil {
+		return nil, err
 	}
 	s.msg = ipc.NewMessage(memory.NewBufferBytes(meta), body)
 	return s.msg, nil

@@ -88,9 +88,12 @@
 // the library trusts them (it would otherwise reserve whatever a length
 // claims, a fatal out-of-memory, or recurse forever); each allocation of
 // the libraries is capped at 1 GiB or 1024 times the file size, whichever
-// is larger; and the level streams of each Parquet data page are checked
-// before the column reader, which loops forever on a short one, decodes
-// them. Parquet's Thrift metadata and DELTA_BINARY_PACKED pages are left to
+// is larger; the zstd frame headers of each compressed Arrow IPC buffer
+// are read before the library's streaming decoder allocates their window
+// (content size at most the buffer's declared length, window at most
+// 8 MiB or twice that length); and the level streams of each Parquet data
+// page are checked before the column reader, which loops forever on a
+// short one, decodes them. Parquet's Thrift metadata and DELTA_BINARY_PACKED pages are left to
 // the library. An Arrow stream must end with its end-of-stream marker: the
 // format makes it optional, but every Arrow writer writes it on close, and a
 // stream file that ends between two messages without it was cut there, so it

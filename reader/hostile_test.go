@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -275,7 +276,13 @@ func TestCheckedPagesDictionaryIndices(t *testing.T) {
 func checkBomb(t *testing.T, name, want string) {
 	t.Helper()
 	data := readCorpusFile(t, filepath.Join("testdata", "fuzz", "FuzzColumnar", name))
-	path := writeTempFile(t, "bomb.parquet", data)
+	checkBombFile(t, writeTempFile(t, "bomb.parquet", data), want)
+}
+
+// checkBombFile checks that reading path fails with ErrCorrupt saying
+// want, having allocated at most 32 MiB.
+func checkBombFile(t *testing.T, path, want string) {
+	t.Helper()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	_, _, err := readAllBlocks(t, path)
@@ -285,6 +292,99 @@ func checkBomb(t *testing.T, name, want string) {
 	}
 	if a := after.TotalAlloc - before.TotalAlloc; a > 32<<20 {
 		t.Errorf("reading allocated %d MiB", a>>20)
+	}
+}
+
+// A compressed Arrow IPC buffer whose zstd frame declares a window or a
+// content size far above the buffer's uncompressed length is refused
+// before arrow's streaming zstd decoder allocates that window: measured
+// without the check, a 500 MB content size made it allocate 477 MiB and a
+// 2^28-byte window 256 MiB, outside the cappedAllocator.
+func TestArrowZstdWindowBomb(t *testing.T) {
+	defer func(n int64) { allocFloor = n }(allocFloor)
+	allocFloor = 16 << 20
+	magic := []byte{0x28, 0xb5, 0x2f, 0xfd}
+	m := sampleCSR(testRand(), 60)
+	for _, ext := range []string{".arrow", ".arrows"} {
+		src := filepath.Join(t.TempDir(), "src"+ext)
+		writeAll(t, src, m, 60, WithCompression("zstd"), WithBatchRows(16))
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := bytes.Index(data, magic)
+		if at < 8 {
+			t.Fatalf("%s: no zstd frame", ext)
+		}
+		uncomp := binary.LittleEndian.Uint64(data[at-8:])
+		for _, tc := range []struct {
+			name string
+			hdr  []byte // frame header replacing the first buffer's
+			want string
+		}{
+			{"window", append(magic, 0x00, 18<<3), fmt.Sprintf("window of 268435456 bytes for %d bytes of data", uncomp)},
+			{"content size", binary.LittleEndian.AppendUint64(append(magic, 0xe0), 500e6), fmt.Sprintf("content size 500000000, over the %d bytes declared", uncomp)},
+		} {
+			t.Run(ext+"/"+tc.name, func(t *testing.T) {
+				bad := bytes.Clone(data)
+				copy(bad[at:], tc.hdr)
+				checkBombFile(t, writeTempFile(t, "bomb"+ext, bad), fmt.Sprintf("record batch 1: corrupt input: buffer 1: zstd frame at byte %d: %s", at, tc.want))
+			})
+		}
+	}
+}
+
+// TestCheckIPCBody checks the buffer list of a real record batch, altered:
+// a buffer outside the body and an uncompressed length over the limit are
+// refused; a buffer stored uncompressed (length -1) is not looked into.
+func TestCheckIPCBody(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.arrow")
+	writeAll(t, path, sampleCSR(testRand(), 40), 40, WithCompression("zstd"), WithBatchRows(16))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, records, err := checkFooter(f, int64(len(data)))
+	if err != nil || len(records) != 3 {
+		t.Fatalf("checkFooter: %d record batches, %v", len(records), err)
+	}
+	blk := records[0]
+	meta := fbuf(data[blk.off+8 : blk.off+blk.meta]) // after the continuation marker and length
+	root, _ := meta.root()
+	p, _ := meta.field(root, 2)
+	rb, _ := meta.deref(p)
+	start, n, err := meta.vector(rb, 2, 16)
+	if err != nil || n < 2 {
+		t.Fatalf("buffers: %d, %v", n, err)
+	}
+	buf1 := blk.off + 8 + start + 16                       // buffer 1's {offset, length} in the file
+	rel1 := int64(binary.LittleEndian.Uint64(data[buf1:])) // in the body
+	off1 := blk.off + blk.meta + rel1
+	const limit = 1 << 20
+	for _, tc := range []struct {
+		name  string
+		at    int64 // where to write
+		value int64
+		want  string
+	}{
+		{"as written", 0, 0, ""},
+		{"buffer past the body", buf1 + 8, blk.body - rel1 + 1, fmt.Sprintf("buffer 1 at byte %d, %d bytes long, outside the %d-byte message body", rel1, blk.body-rel1+1, blk.body)},
+		{"uncompressed length over the limit", off1, limit + 1, "declares 1048577 bytes uncompressed, over the 1048576-byte limit"},
+		{"stored uncompressed", off1, -1, ""},
+	} {
+		b := bytes.Clone(data)
+		if tc.at > 0 {
+			binary.LittleEndian.PutUint64(b[tc.at:], uint64(tc.value))
+		}
+		var w windowReader
+		if err := checkFileMessage(bytes.NewReader(b), blk, &w, limit); !errSays(err, tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }
 

@@ -34,6 +34,9 @@ type windowReader struct {
 	off int64 // file offset of buf[0]
 }
 
+// reset points w at r, dropping what it holds of the previous reader.
+func (w *windowReader) reset(r io.ReaderAt) { w.r, w.buf, w.off = r, w.buf[:0], 0 }
+
 // at returns n <= 64 KiB bytes at off, or an error if they are not in r.
 func (w *windowReader) at(off int64, n int) ([]byte, error) {
 	if off >= w.off && off+int64(n) <= w.off+int64(len(w.buf)) {
@@ -66,22 +69,34 @@ func checkPageBody(w *windowReader, off, n int64, codec compress.Compression, un
 			return err
 		}
 		if d, err := snappy.DecodedLen(b); err == nil && int64(d) > int64(uncomp) {
-			return fmt.Errorf("snappy data decode to %d bytes, the page header says %d", d, uncomp)
+			return fmt.Errorf("snappy data decode to %d bytes, over the %d bytes declared", d, uncomp)
 		}
 	case compress.Codecs.Zstd:
-		return checkZstd(w, off, n, uncomp, limit)
+		return checkZstd(w, off, n, int64(uncomp), limit, false)
 	}
 	return nil
 }
 
 var errZstdShort = errors.New("zstd data end inside a frame")
 
+// minZstdWindow is the largest window checkZstd allows a streamed frame
+// whatever its size: the window of klauspost/compress's encoder by
+// default, and of libzstd at levels up to 19.
+const minZstdWindow = 8 << 20
+
 // checkZstd walks the frames of zstd data [off, off+n) (RFC 8878): each
 // frame's content size, when its header gives one, must be at most uncomp
 // (the codec allocates it up front); and the output the blocks of all
 // frames can produce (raw and RLE blocks their size, compressed blocks up
 // to 128 KiB) must be at most limit.
-func checkZstd(w *windowReader, off, n int64, uncomp int32, limit int) error {
+//
+// With streamed set the data is for klauspost's streaming decoder, which
+// allocates each frame's window before it decodes a byte (a 100-byte frame
+// declaring a 256 MiB window allocates 256 MiB; DecodeAll does not). The
+// window must then be at most max(8 MiB, 2·uncomp): every encoder that
+// knows the data's size sizes the window to fit it (at most the next power
+// of two), and the streaming encoders' default windows are 8 MiB or less.
+func checkZstd(w *windowReader, off, n, uncomp int64, limit int, streamed bool) error {
 	end := off + n
 	bound := int64(0)
 	for pos := off; pos < end; {
@@ -98,7 +113,10 @@ func checkZstd(w *windowReader, off, n int64, uncomp int32, limit int) error {
 			continue
 		}
 		if h.HasFCS && h.FrameContentSize > uint64(uncomp) {
-			return fmt.Errorf("zstd frame at byte %d: content size %d, the page header says %d", pos, h.FrameContentSize, uncomp)
+			return fmt.Errorf("zstd frame at byte %d: content size %d, over the %d bytes declared", pos, h.FrameContentSize, uncomp)
+		}
+		if streamed && h.WindowSize > uint64(max(minZstdWindow, 2*uncomp)) {
+			return fmt.Errorf("zstd frame at byte %d: window of %d bytes for %d bytes of data", pos, h.WindowSize, uncomp)
 		}
 		pos += int64(h.HeaderSize)
 		for last := false; !last; {
