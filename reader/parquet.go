@@ -687,11 +687,11 @@ func (p *checkedPages) check(pg file.Page) error {
 		if rl < 0 || dl < 0 || rl+dl > len(data) {
 			return fmt.Errorf("level lengths %d and %d in a page of %d bytes", rl, dl, len(data))
 		}
-		if p.maxRep > 0 && !hybridRuns(data[:rl], bitWidth(p.maxRep), n, nil) {
+		if p.maxRep > 0 && !hybridRuns(data[:rl], bitWidth(p.maxRep), n, -1) {
 			return errors.New("repetition levels run short")
 		}
 		if p.maxDef > 0 {
-			if !hybridRuns(data[rl:rl+dl], bitWidth(p.maxDef), n, nil) {
+			if !hybridRuns(data[rl:rl+dl], bitWidth(p.maxDef), n, -1) {
 				return errors.New("definition levels run short")
 			}
 			n = hybridCount(data[rl:rl+dl], bitWidth(p.maxDef), n, uint32(p.maxDef))
@@ -714,8 +714,7 @@ func (p *checkedPages) check(pg file.Page) error {
 		if len(data) < 1 || data[0] > 32 {
 			return errors.New("bad dictionary index width")
 		}
-		valid := func(i uint32) bool { return int64(i) < int64(p.dictLen) }
-		if !hybridRuns(data[1:], int(data[0]), n, valid) {
+		if !hybridRuns(data[1:], int(data[0]), n, int64(p.dictLen)) {
 			return errors.New("dictionary indices run short or out of range")
 		}
 	default:
@@ -744,7 +743,7 @@ func levelsV1(data []byte, enc parquet.Encoding, max int16, n int) (int, error) 
 		if k > int64(len(data)-4) {
 			return 0, fmt.Errorf("length %d in %d bytes", k, len(data)-4)
 		}
-		if !hybridRuns(data[4:4+k], bw, n, nil) {
+		if !hybridRuns(data[4:4+k], bw, n, -1) {
 			return 0, errors.New("run short")
 		}
 		return 4 + int(k), nil
@@ -760,9 +759,9 @@ func levelsV1(data []byte, enc parquet.Encoding, max int16, n int) (int, error) 
 
 // hybridRuns reports whether buf, in Parquet's RLE/bit-packing hybrid
 // encoding of width bw, holds at least n values in runs that parquet/file's
-// decoder accepts, and, if valid is not nil, whether valid holds for each
-// of the first n.
-func hybridRuns(buf []byte, bw, n int, valid func(uint32) bool) bool {
+// decoder accepts, and, if bound >= 0, whether each of the first n is
+// below bound.
+func hybridRuns(buf []byte, bw, n int, bound int64) bool {
 	got := 0
 	for got < n {
 		h, k := binary.Uvarint(buf)
@@ -780,11 +779,13 @@ func hybridRuns(buf []byte, bw, n int, valid func(uint32) bool) bool {
 			if nb > len(buf) {
 				return false
 			}
-			if valid != nil {
+			if bound >= 0 {
+				var m uint32
 				for i := range use {
-					if !valid(unpack(buf, i, bw)) {
-						return false
-					}
+					m = max(m, unpack(buf, i, bw))
+				}
+				if int64(m) >= bound {
+					return false
 				}
 			}
 			got += 8 * count
@@ -800,7 +801,7 @@ func hybridRuns(buf []byte, bw, n int, valid func(uint32) bool) bool {
 		for i := range nb {
 			v |= uint32(buf[i]) << (8 * i)
 		}
-		if valid != nil && !valid(v) {
+		if bound >= 0 && int64(v) >= bound {
 			return false
 		}
 		got += count
@@ -864,10 +865,15 @@ func packedCount(buf []byte, bw, n int, want uint32) int {
 	return eq
 }
 
-// unpack returns value i of bit-packed values of width bw (LSB first).
+// unpack returns value i of bit-packed values of width bw <= 32 (LSB
+// first): one 8-byte load where buf has 8 bytes from the value's first,
+// bit by bit at the end of buf.
 func unpack(buf []byte, i, bw int) uint32 {
-	var v uint64
 	bit := i * bw
+	if p := bit >> 3; p+8 <= len(buf) {
+		return uint32(binary.LittleEndian.Uint64(buf[p:]) >> (bit & 7) & (1<<bw - 1))
+	}
+	var v uint64
 	for j := 0; j < bw; j++ {
 		b := bit + j
 		v |= uint64(buf[b>>3]>>(b&7)&1) << j

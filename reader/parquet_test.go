@@ -75,3 +75,52 @@ func TestParquetForeign(t *testing.T) {
 		t.Errorf("got %+v in blocks %v, want %+v in [2 1]", got, sizes, want)
 	}
 }
+
+// TestUnpack checks the word-at-a-time unpack against the bit-at-a-time
+// definition for every width and position, including the last values of
+// a buffer, where fewer than 8 bytes remain.
+func TestUnpack(t *testing.T) {
+	rng := testRand()
+	buf := make([]byte, 37)
+	for i := range buf {
+		buf[i] = byte(rng.Uint32())
+	}
+	for bw := 0; bw <= 32; bw++ {
+		for i := 0; bw == 0 && i < 8 || bw > 0 && (i+1)*bw <= 8*len(buf); i++ {
+			var want uint32
+			for j := range bw {
+				b := i*bw + j
+				want |= uint32(buf[b>>3]>>(b&7)&1) << j
+			}
+			if got := unpack(buf, i, bw); got != want {
+				t.Fatalf("width %d, value %d: got %#x, want %#x", bw, i, got, want)
+			}
+		}
+	}
+}
+
+// TestHybridRunsBound checks the dictionary-index bound on both kinds of
+// run: a bit-packed group of 8 values of width 3 (0..7) and an RLE run.
+func TestHybridRunsBound(t *testing.T) {
+	packed := []byte{1<<1 | 1, 0b10001000, 0b11000110, 0b11111010} // one group: 0, 1, ..., 7
+	rle := []byte{5 << 1, 6}                                       // 5 copies of 6
+	for _, tc := range []struct {
+		name  string
+		buf   []byte
+		n     int
+		bound int64
+		want  bool
+	}{
+		{"packed, unchecked", packed, 8, -1, true},
+		{"packed, all below 8", packed, 8, 8, true},
+		{"packed, 7 not below 7", packed, 8, 7, false},
+		{"packed, first 7 below 7", packed, 7, 7, true},
+		{"rle, below 7", rle, 5, 7, true},
+		{"rle, 6 not below 6", rle, 5, 6, false},
+		{"rle, short", rle, 6, 7, false},
+	} {
+		if got := hybridRuns(tc.buf, 3, tc.n, tc.bound); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
