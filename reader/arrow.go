@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -377,15 +378,13 @@ func (b *blocks) rowErr(r int, col string, err error) error {
 func (b *blocks) Release(blk *sparsevec.CSR) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for i, h := range b.held {
-		if h.blk == blk {
-			b.held = append(b.held[:i], b.held[i+1:]...)
-			h.rec.Release()
-			b.free = append(b.free, clearBlock(blk))
-			return
-		}
+	i := slices.IndexFunc(b.held, func(h heldBlock) bool { return h.blk == blk })
+	if i < 0 {
+		panic(notHeld)
 	}
-	panic("reader: Release of a block that Next did not hand out or that was released already")
+	b.held[i].rec.Release()
+	b.held = slices.Delete(b.held, i, i+1)
+	b.free = append(b.free, clearBlock(blk))
 }
 
 // clearBlock drops blk's references to Arrow memory, keeping Ptr for reuse.

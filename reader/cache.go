@@ -773,14 +773,8 @@ func (r *CacheReader) Next() (*sparsevec.CSR, error) {
 
 // Release gives a block back for reuse. It panics if b is not held.
 func (r *CacheReader) Release(b *sparsevec.CSR) {
-	for i, h := range r.held {
-		if h == b {
-			r.held = append(r.held[:i], r.held[i+1:]...)
-			r.pool <- b
-			return
-		}
-	}
-	panic("reader: Release of a block that Next did not hand out or that was released already")
+	r.held = unhold(r.held, b)
+	r.pool <- b
 }
 
 // Close stops the reading goroutine and closes the file.
@@ -964,10 +958,7 @@ func (t *teeCache) setErr(err error) error {
 }
 
 func (t *teeCache) Release(b *sparsevec.CSR) {
-	if !slices.Contains(t.held, b) {
-		panic("reader: Release of a block that Next did not hand out or that was released already")
-	}
-	t.held = removeBlock(t.held, b)
+	t.held = unhold(t.held, b)
 	if !slices.Contains(t.writing, b) {
 		t.src.Release(b)
 	}

@@ -591,14 +591,8 @@ func take[T int32 | float32, D uint32 | float32](c *leafCursor[T], rows int, dst
 func (b *parquetBlocks) Release(blk *sparsevec.CSR) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for i, h := range b.held {
-		if h == blk {
-			b.held = append(b.held[:i], b.held[i+1:]...)
-			b.free = append(b.free, blk)
-			return
-		}
-	}
-	panic("reader: Release of a block that Next did not hand out or that was released already")
+	b.held = unhold(b.held, blk)
+	b.free = append(b.free, blk)
 }
 
 // Close closes the file. Blocks the caller holds stay valid until

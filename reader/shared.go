@@ -297,14 +297,8 @@ func (v *view) Next() (*sparsevec.CSR, error) {
 }
 
 func (v *view) Release(b *sparsevec.CSR) {
-	for i, h := range v.held {
-		if h == b {
-			v.held = append(v.held[:i], v.held[i+1:]...)
-			v.bc.release(b)
-			return
-		}
-	}
-	panic("reader: Release of a block that Next did not hand out or that was released already")
+	v.held = unhold(v.held, b)
+	v.bc.release(b)
 }
 
 func (v *view) Close() error {

@@ -3,6 +3,7 @@ package reader
 import (
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -180,15 +181,23 @@ func (s *Stream) Next() (*sparsevec.CSR, error) {
 // use b afterwards. It panics if b is not a block the caller holds, since
 // releasing a block twice would hand it out twice.
 func (s *Stream) Release(b *sparsevec.CSR) {
-	for i, h := range s.held {
-		if h == b {
-			s.held = append(s.held[:i], s.held[i+1:]...)
-			b.Reset()
-			s.pool <- b // never blocks: the pool can hold every block
-			return
-		}
+	s.held = unhold(s.held, b)
+	b.Reset()
+	s.pool <- b // never blocks: the pool can hold every block
+}
+
+// notHeld is the panic of every BlockReader's Release given a block the
+// caller does not hold: releasing a block twice would hand it out twice.
+const notHeld = "reader: Release of a block that Next did not hand out or that was released already"
+
+// unhold returns held without b, the bookkeeping of Release; it panics
+// with notHeld if b is not in held.
+func unhold(held []*sparsevec.CSR, b *sparsevec.CSR) []*sparsevec.CSR {
+	i := slices.Index(held, b)
+	if i < 0 {
+		panic(notHeld)
 	}
-	panic("reader: Release of a block that Next did not hand out or that was released already")
+	return slices.Delete(held, i, i+1)
 }
 
 // Close stops the goroutines, waits for them to end (including a Read in

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -192,5 +193,59 @@ func BenchmarkStream(b *testing.B) {
 			s.Release(blk)
 		}
 		s.Close()
+	}
+}
+
+// TestReleaseNotHeldPanics checks every BlockReader's Release: a block
+// released twice, or never handed out, panics with notHeld (a second
+// Release would otherwise hand the block out twice).
+func TestReleaseNotHeldPanics(t *testing.T) {
+	m := sampleCSR(testRand(), 20)
+	dir := t.TempDir()
+	open := map[string]func() (BlockReader, error){}
+	for _, ext := range []string{".libsvm", ".arrow", ".arrows", ".parquet"} {
+		path := filepath.Join(dir, "x"+ext)
+		writeAll(t, path, m, 20, WithBatchRows(5))
+		open[ext] = func() (BlockReader, error) { return OpenBlocks(path, 5) }
+	}
+	src := writeSource(t, dir)
+	cache := filepath.Join(dir, "x.cpmcache")
+	writeCache(t, cache, src, blocksOf(m, 5))
+	open["cache"] = func() (BlockReader, error) { return OpenCache(cache, 5) }
+	open["tee"] = func() (BlockReader, error) {
+		w, err := CreateCache(filepath.Join(dir, "tee.cpmcache"), src)
+		if err != nil {
+			return nil, err
+		}
+		s, err := OpenBlocks(filepath.Join(dir, "x.libsvm"), 5)
+		if err != nil {
+			return nil, err
+		}
+		return TeeCache(s, w), nil
+	}
+	open["passes"] = func() (BlockReader, error) {
+		return NewPasses(1, func(int) (BlockReader, error) { return OpenBlocks(filepath.Join(dir, "x.arrow"), 5) }).Open(0)
+	}
+	for name, o := range open {
+		br, err := o()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		b, err := br.Next()
+		if err != nil {
+			t.Fatalf("%s: Next: %v", name, err)
+		}
+		br.Release(b)
+		for what, blk := range map[string]*sparsevec.CSR{"released twice": b, "never handed out": new(sparsevec.CSR)} {
+			func() {
+				defer func() {
+					if p := recover(); p != notHeld {
+						t.Errorf("%s: Release of a block %s: panic %v, want %q", name, what, p, notHeld)
+					}
+				}()
+				br.Release(blk)
+			}()
+		}
+		br.Close()
 	}
 }
