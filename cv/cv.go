@@ -1,6 +1,7 @@
 package cv
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -214,15 +215,9 @@ func (cfg Config) withDefaults(n int) (Config, error) {
 	if cfg.Reps < 0 || cfg.Folds < 0 || cfg.Workers < 0 {
 		return cfg, fmt.Errorf("%w: Reps %d, Folds %d, Workers %d: negative", ErrConfig, cfg.Reps, cfg.Folds, cfg.Workers)
 	}
-	if cfg.Reps == 0 {
-		cfg.Reps = 10
-	}
-	if cfg.Folds == 0 {
-		cfg.Folds = 10
-	}
-	if cfg.Workers == 0 {
-		cfg.Workers = runtime.GOMAXPROCS(0)
-	}
+	cfg.Reps = cmp.Or(cfg.Reps, 10)
+	cfg.Folds = cmp.Or(cfg.Folds, 10)
+	cfg.Workers = cmp.Or(cfg.Workers, runtime.GOMAXPROCS(0))
 	if cfg.Folds < 2 {
 		return cfg, fmt.Errorf("%w: Folds %d: need at least 2 folds", ErrConfig, cfg.Folds)
 	}

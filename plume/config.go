@@ -1,6 +1,7 @@
 package plume
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 )
@@ -132,30 +133,16 @@ const (
 
 // withDefaults fills in the defaults of c and checks it.
 func (c Config) withDefaults() (Config, error) {
-	if c.K == 0 {
-		c.K = 2
-	}
-	if c.Gamma == 0 {
-		c.Gamma = 1
-	}
-	if c.MaxIter == 0 {
-		c.MaxIter = 100
-	}
-	if c.InnerIter == 0 {
-		c.InnerIter = 1
-	}
-	if c.Restarts == 0 {
-		c.Restarts = 1
-	}
-	if c.Bias == 0 {
-		c.Bias = 1
-	}
+	c.K = cmp.Or(c.K, 2)
+	c.Gamma = cmp.Or(c.Gamma, 1)
+	c.MaxIter = cmp.Or(c.MaxIter, 100)
+	c.InnerIter = cmp.Or(c.InnerIter, 1)
+	c.Restarts = cmp.Or(c.Restarts, 1)
+	c.Bias = cmp.Or(c.Bias, 1)
 	if c.NoBias {
 		c.Bias = 0
 	}
-	if c.MaxNewtonParams == 0 {
-		c.MaxNewtonParams = DefaultMaxNewtonParams
-	}
+	c.MaxNewtonParams = cmp.Or(c.MaxNewtonParams, DefaultMaxNewtonParams)
 	var err error
 	switch {
 	case c.K < 1 || c.K > 1<<16:

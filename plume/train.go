@@ -1,6 +1,7 @@
 package plume
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -67,9 +68,7 @@ func Train(ctx context.Context, cfg Config, data *sparsevec.CSR) (*Model, *Repor
 		return nil, nil, fmt.Errorf("plume: %w: the BFGS M-step needs a dense %d×%d inverse-Hessian estimate (dK = %d features incl. bias × %d experts), more than %d; use MStep GradientAscent",
 			ErrTooLarge, p, p, d, cfg.K, MaxBFGSParams)
 	}
-	if cfg.Epsilon == 0 {
-		cfg.Epsilon = defaultEpsilonPerRow * float64(data.Rows())
-	}
+	cfg.Epsilon = cmp.Or(cfg.Epsilon, defaultEpsilonPerRow*float64(data.Rows()))
 
 	ys := signs(data, classes)
 	obj := newObjective(data, ys, d, cfg.K, float32(cfg.Bias), cfg.Gamma, cfg.Hard, cfg.Lambda, cfg.MStep == Newton)

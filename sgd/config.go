@@ -1,6 +1,7 @@
 package sgd
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"runtime"
@@ -94,33 +95,17 @@ type Progress struct {
 // withDefaults returns c with defaults filled in, or an error if a field is
 // out of range.
 func (c Config) withDefaults() (Config, error) {
-	if c.K == 0 {
-		c.K = 10
-	}
-	if c.Iterations == 0 {
-		c.Iterations = 10_000_000
-	}
-	if c.C == 0 {
-		c.C = 1
-	}
-	if c.CostRatio == 0 {
-		c.CostRatio = 1
-	}
-	if c.Bias == 0 {
-		c.Bias = 1
-	}
+	c.K = cmp.Or(c.K, 10)
+	c.Iterations = cmp.Or(c.Iterations, 10_000_000)
+	c.C = cmp.Or(c.C, 1)
+	c.CostRatio = cmp.Or(c.CostRatio, 1)
+	c.Bias = cmp.Or(c.Bias, 1)
 	if c.NoBias {
 		c.Bias = 0
 	}
-	if c.Workers == 0 {
-		c.Workers = runtime.GOMAXPROCS(0)
-	}
-	if c.ProgressEvery == 0 {
-		c.ProgressEvery = 1 << 20
-	}
-	if c.Lambda == 0 {
-		c.Lambda = 1 / (c.C * float64(c.Iterations))
-	}
+	c.Workers = cmp.Or(c.Workers, runtime.GOMAXPROCS(0))
+	c.ProgressEvery = cmp.Or(c.ProgressEvery, 1<<20)
+	c.Lambda = cmp.Or(c.Lambda, 1/(c.C*float64(c.Iterations)))
 	if c.Valid.Data != nil && c.Valid.Every == 0 {
 		c.Valid.Every = c.ProgressEvery
 	}

@@ -1,6 +1,7 @@
 package sgd
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -62,12 +63,8 @@ type Kernel struct {
 // the bad parameter. Parameters the kind does not use are checked too, so
 // that a model file never carries garbage.
 func (k Kernel) withDefaults() (Kernel, error) {
-	if k.Degree == 0 {
-		k.Degree = kernelDefaultDegree
-	}
-	if k.Sigma == 0 {
-		k.Sigma = kernelDefaultSigma
-	}
+	k.Degree = cmp.Or(k.Degree, kernelDefaultDegree)
+	k.Sigma = cmp.Or(k.Sigma, kernelDefaultSigma)
 	switch {
 	case k.Kind < 0 || int(k.Kind) >= len(kernelNames):
 		return k, fmt.Errorf("kernel kind %d: want linear, poly or rbf", int(k.Kind))

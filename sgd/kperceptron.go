@@ -1,6 +1,7 @@
 package sgd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -58,12 +59,8 @@ type KernelConfig struct {
 // withDefaults returns c with defaults filled in and the kernel resolved,
 // or an error if a field is out of range.
 func (c KernelConfig) withDefaults() (KernelConfig, error) {
-	if c.Epochs == 0 {
-		c.Epochs = defaultKernelEpochs
-	}
-	if c.CacheMB == 0 {
-		c.CacheMB = defaultKernelCacheMB
-	}
+	c.Epochs = cmp.Or(c.Epochs, defaultKernelEpochs)
+	c.CacheMB = cmp.Or(c.CacheMB, defaultKernelCacheMB)
 	switch {
 	case c.Epochs < 0:
 		return c, fmt.Errorf("Epochs = %d, want >= 0 (0 means %d)", c.Epochs, defaultKernelEpochs)

@@ -1,6 +1,7 @@
 package sgd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -34,15 +35,11 @@ type PerceptronConfig struct {
 }
 
 func (c PerceptronConfig) withDefaults() (PerceptronConfig, error) {
-	if c.Epochs == 0 {
-		c.Epochs = 100
-	}
+	c.Epochs = cmp.Or(c.Epochs, 100)
 	if c.Epochs < 0 {
 		return c, fmt.Errorf("epochs = %d, want >= 1", c.Epochs)
 	}
-	if c.Bias == 0 {
-		c.Bias = 1
-	}
+	c.Bias = cmp.Or(c.Bias, 1)
 	if c.NoBias {
 		c.Bias = 0
 	}

@@ -1,6 +1,7 @@
 package sgd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -60,33 +61,19 @@ type PolyceptronConfig struct {
 }
 
 func (c PolyceptronConfig) withDefaults(batch bool) (PolyceptronConfig, error) {
-	if c.K == 0 {
-		c.K = 2
-	}
-	if c.Epochs == 0 {
-		c.Epochs = 100
-	}
+	c.K = cmp.Or(c.K, 2)
+	c.Epochs = cmp.Or(c.Epochs, 100)
 	if c.Step == 0 {
 		c.Step = 1
 		if batch {
 			c.Step = 0.1
 		}
 	}
-	if c.Gamma == 0 {
-		c.Gamma = 50
-	}
-	if c.MaxIter == 0 {
-		c.MaxIter = 1000
-	}
-	if c.Restarts == 0 {
-		c.Restarts = 1
-	}
-	if c.InitScale == 0 {
-		c.InitScale = 0.01
-	}
-	if c.Bias == 0 {
-		c.Bias = 1
-	}
+	c.Gamma = cmp.Or(c.Gamma, 50)
+	c.MaxIter = cmp.Or(c.MaxIter, 1000)
+	c.Restarts = cmp.Or(c.Restarts, 1)
+	c.InitScale = cmp.Or(c.InitScale, 0.01)
+	c.Bias = cmp.Or(c.Bias, 1)
 	if c.NoBias {
 		c.Bias = 0
 	}

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -81,9 +82,7 @@ type Config struct {
 // withDefaults returns cfg with defaults filled in, or an error for a value
 // that can have no meaning.
 func (cfg Config) withDefaults() (Config, error) {
-	if cfg.Shards == 0 {
-		cfg.Shards = 1
-	}
+	cfg.Shards = cmp.Or(cfg.Shards, 1)
 	if cfg.Shards < 0 || cfg.Shards > MaxShards {
 		return cfg, fmt.Errorf("shard: %d shards: want 1..%d", cfg.Shards, MaxShards)
 	}
@@ -99,15 +98,11 @@ func (cfg Config) withDefaults() (Config, error) {
 	case strings.EqualFold(filepath.Ext(cfg.Ext), ".bz2"):
 		return cfg, fmt.Errorf("shard: extension %s: %w", cfg.Ext, reader.ErrNoBzip2Writer)
 	}
-	if cfg.BlockRows == 0 {
-		cfg.BlockRows = DefaultBlockRows
-	}
+	cfg.BlockRows = cmp.Or(cfg.BlockRows, DefaultBlockRows)
 	if cfg.BlockRows < 0 {
 		return cfg, fmt.Errorf("shard: BlockRows %d < 0", cfg.BlockRows)
 	}
-	if cfg.MaxBucketBytes == 0 {
-		cfg.MaxBucketBytes = DefaultMaxBucketBytes
-	}
+	cfg.MaxBucketBytes = cmp.Or(cfg.MaxBucketBytes, DefaultMaxBucketBytes)
 	if cfg.MaxBucketBytes < 0 {
 		return cfg, fmt.Errorf("shard: MaxBucketBytes %d < 0", cfg.MaxBucketBytes)
 	}
@@ -170,15 +165,9 @@ func (cfg ReadConfig) withDefaults(n int) (ReadConfig, error) {
 	if cfg.Readers < 0 || cfg.BlockRows < 0 || cfg.Workers < 0 {
 		return cfg, fmt.Errorf("shard: negative ReadConfig %+v", cfg)
 	}
-	if cfg.Readers == 0 {
-		cfg.Readers = 2
-	}
+	cfg.Readers = cmp.Or(cfg.Readers, 2)
 	cfg.Readers = max(1, min(cfg.Readers, n))
-	if cfg.BlockRows == 0 {
-		cfg.BlockRows = DefaultBlockRows
-	}
-	if cfg.Workers == 0 {
-		cfg.Workers = max(1, runtime.GOMAXPROCS(0)/max(n, 1))
-	}
+	cfg.BlockRows = cmp.Or(cfg.BlockRows, DefaultBlockRows)
+	cfg.Workers = cmp.Or(cfg.Workers, max(1, runtime.GOMAXPROCS(0)/max(n, 1)))
 	return cfg, nil
 }
