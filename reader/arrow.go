@@ -972,7 +972,7 @@ func (s *streamMessages) Message() (*ipc.Message, error) {
 	if err := s.read(body.Bytes()); err != nil {
 		return nil, fmt.Errorf("reading message body: %w", inMessage(err))
 	}
-	s.w.reset(memAt{body.Bytes(), bodyOff})
+	s.w.resetMem(body.Bytes(), bodyOff)
 	if err := checkIPCBody(meta, &s.w, bodyOff, bodyLen, s.mem.limit); err != nil {
 		return nil, err
 	}

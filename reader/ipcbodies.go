@@ -134,22 +134,3 @@ func checkIPCBody(meta fbuf, w *windowReader, bodyOff, bodyLen int64, limit int)
 	}
 	return nil
 }
-
-// memAt is a stream message's body, read into memory, seen at the file
-// offsets it was read from, so that errors name bytes of the file.
-type memAt struct {
-	b   []byte
-	off int64
-}
-
-func (m memAt) ReadAt(p []byte, off int64) (int, error) {
-	off -= m.off
-	if off < 0 || off >= int64(len(m.b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, m.b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
-}

@@ -35,12 +35,25 @@ type windowReader struct {
 }
 
 // reset points w at r, dropping what it holds of the previous reader.
-func (w *windowReader) reset(r io.ReaderAt) { w.r, w.buf, w.off = r, w.buf[:0], 0 }
+func (w *windowReader) reset(r io.ReaderAt) {
+	if w.r == nil { // buf was another's memory (resetMem)
+		w.buf = nil
+	}
+	w.r, w.buf, w.off = r, w.buf[:0], 0
+}
+
+// resetMem points w at bytes already in memory, b, which sit at offset
+// off of the file: at then returns pieces of b itself, copying nothing,
+// and an error for bytes outside b.
+func (w *windowReader) resetMem(b []byte, off int64) { w.r, w.buf, w.off = nil, b, off }
 
 // at returns n <= 64 KiB bytes at off, or an error if they are not in r.
 func (w *windowReader) at(off int64, n int) ([]byte, error) {
 	if off >= w.off && off+int64(n) <= w.off+int64(len(w.buf)) {
 		return w.buf[off-w.off:][:n], nil
+	}
+	if w.r == nil {
+		return nil, io.ErrUnexpectedEOF
 	}
 	if cap(w.buf) < 64<<10 {
 		w.buf = make([]byte, 64<<10)

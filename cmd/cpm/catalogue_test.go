@@ -235,21 +235,22 @@ func compressed(t *testing.T, text []byte, ext string) []byte {
 func writeBlocks(t *testing.T, path string, m *sparsevec.CSR) {
 	t.Helper()
 	w, err := reader.CreateBlocks(path, reader.WithBatchRows(2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(m); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeOnce(t, w, err, m)
 }
 
 // writeCache writes m as a row cache of source.
 func writeCache(t *testing.T, path, source string, m *sparsevec.CSR) {
 	t.Helper()
 	w, err := reader.CreateCache(path, source)
+	writeOnce(t, w, err, m)
+}
+
+// writeOnce writes m with w, just created with error err, and closes it.
+func writeOnce(t *testing.T, w interface {
+	Write(*sparsevec.CSR) error
+	Close() error
+}, err error, m *sparsevec.CSR) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
