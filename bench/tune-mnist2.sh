@@ -3,19 +3,14 @@
 # protocol of Kantchelian et al. (NIPS 2014), section 5.1: fix the budget
 # (K, T), hold out a validation subset of the training set (the last 10,000
 # rows), pick lambda = 1/(C*T) over C in {1, 0.1, 0.01} with h = 0, then h in
-# {0, 0.1 ln K, ..., 0.9 ln K}; the test set is never looked at here.
+# {0, ln(K/10), ln(2K/10), ..., ln(9K/10)} (the paper's "log K/10, ...,
+# log 9K/10"; targets <= 0 skipped, as cpm bench cpm-table --tune does);
+# the test set is never looked at here.
 # Prints one line per setting: validation error %, then the flags.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p bench/out/tune
-go build -o bench/out/cpm ./cmd/cpm
-CPM=bench/out/cpm
-TR=bench/out/tune/mnist2.tr50k.libsvm.zst
-VA=bench/out/tune/mnist2.val10k.libsvm.zst
-if [ ! -f "$VA" ]; then
-  zstd -dc data/mnist2.train.libsvm.zst | awk "NR <= 50000" | zstd -q -o "$TR"
-  zstd -dc data/mnist2.train.libsvm.zst | awk "NR > 50000" | zstd -q -o "$VA"
-fi
+. bench/tune-lib.sh
+tune_setup mnist2 data/mnist2.train.libsvm.zst
 K=${K:-40}
 T=${T:-32000000}
 val() { # flags... -> validation error %
@@ -26,12 +21,11 @@ val() { # flags... -> validation error %
 best_c=1; best=100
 for c in 1 0.1 0.01; do
   e=$(val -C "$c"); echo "$e  -k $K -i $T -C $c --entropy 0"
-  if python3 -c "import sys; sys.exit(0 if $e < $best else 1)"; then best=$e; best_c=$c; fi
+  if is_less "$e" "$best"; then best=$e; best_c=$c; fi
 done
 best_h=0
-for i in 1 2 3 4 5 6 7 8 9; do
-  h=$(python3 -c "import math; print(round($i*math.log($K)/10, 4))")
+for h in $(hgrid "$K"); do
   e=$(val -C "$best_c" --entropy "$h"); echo "$e  -k $K -i $T -C $best_c --entropy $h"
-  if python3 -c "import sys; sys.exit(0 if $e < $best else 1)"; then best=$e; best_h=$h; fi
+  if is_less "$e" "$best"; then best=$e; best_h=$h; fi
 done
 echo "best: -k $K -i $T -C $best_c --entropy $best_h (validation error $best%)"

@@ -106,6 +106,29 @@ func TestPositiveBranches(t *testing.T) {
 	}
 }
 
+// ASSIGN runs only for margin violators, as Algorithm 1 places it, even
+// with h > 0: a positive whose argmax face has margin >= 1 is neither
+// redirected to another face nor recorded in UNADJ, although its natural
+// face keeps the entropy below h. (The authors' tool runs ASSIGN on every
+// positive; see the package doc for why we do not.)
+func TestAssignOnlyForViolators(t *testing.T) {
+	p := mustPolytope(t, Config{K: 2, Lambda: 1, Iterations: 10, NoBias: true, Entropy: math.Ln2}, 3)
+	p.W.Set(1, 1, 8) // e1 scores (0, 8)
+	p.W.Set(2, 1, 8) // e2 scores (0, 8)
+	p.t = 1
+	p.Step(vec([]uint32{1}, []float32{1}), true, 0) // t=2: scores (0, 4)
+	p.Step(vec([]uint32{2}, []float32{1}), true, 1) // t=3: scores (0, 8/3)
+	if w1, w2 := trueW(p, 1, 0), trueW(p, 2, 0); !near(w1, 0) || !near(w2, 0) {
+		t.Fatalf("satisfied positives moved face 0 to (%v, %v), want 0, 0", w1, w2)
+	}
+	if got := trueW(p, 2, 1); !near(got, 8*(1.0/2)*(2.0/3)) {
+		t.Fatalf("face 1 weight %v, want only shrunk: 8·(1/2)·(2/3)", got)
+	}
+	if c := p.asg.Counts(); c[0] != 0 || c[1] != 0 {
+		t.Fatalf("ASSIGN counts %v, want [0 0]: satisfied positives do not enter UNADJ", c)
+	}
+}
+
 func TestCostRatioScalesNegativeStep(t *testing.T) {
 	p := mustPolytope(t, Config{K: 1, Lambda: 1, Iterations: 10, CostRatio: 3, NoBias: true}, 2)
 	p.Step(vec([]uint32{1}, []float32{1}), false, 0)
