@@ -388,15 +388,15 @@ func tuneSet(ctx context.Context, w io.Writer, logf func(string, ...any), set ta
 // log 2K/10, ..., log 9K/10", read as ln(iK/10): the entropy (nats) of
 // assignments spread evenly over iK/10 faces, the form in which the
 // authors' tool reports its target (exp h, an effective number of faces).
-// Targets that are not positive (ln 1 = 0 for K = 10) are left out, as is
-// a repeat. Earlier versions read the grid as (i/10)·ln K, which for K = 20
+// Targets that are not positive (ln 1 = 0 for K = 10) are left out; the
+// rest increase strictly with i. Earlier versions read the grid as (i/10)·ln K, which for K = 20
 // stops at 0.9 ln 20 = 2.70 and spends most points on targets below the
 // entropy plain argmax already reaches.
 func hGrid(k int) []float64 {
 	var g []float64
 	for i := 1; i <= 9; i++ {
 		h := math.Log(float64(i*k) / 10)
-		if h > 0 && (len(g) == 0 || h > g[len(g)-1]) {
+		if h > 0 {
 			g = append(g, h)
 		}
 	}
