@@ -1,0 +1,25 @@
+//go:build unix
+
+package atomicfile
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// alive reports whether process pid exists: kill(pid, 0) fails with ESRCH
+// only for a process that does not. A process of another user (EPERM) is
+// alive.
+func alive(pid int) bool {
+	return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// writable reports whether the process may write path (a directory: create
+// files in it), by access(2), which also sees a read-only file system.
+func writable(path string, _ bool) error {
+	if err := syscall.Access(path, 2 /* W_OK */); err != nil {
+		return &os.PathError{Op: "access", Path: path, Err: err}
+	}
+	return nil
+}
