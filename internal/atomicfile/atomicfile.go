@@ -59,6 +59,7 @@ type target struct {
 	path   string      // the file to write: the destination or the final target of its links
 	exists bool        // path names an existing regular file
 	direct bool        // a character device or FIFO: written straight through
+	fd     int         // with direct: a descriptor of this process (/dev/fd/N), or -1
 	stdout bool        // "-" with the Stdout option
 	perm   fs.FileMode // the permission bits of the new file
 }
@@ -72,8 +73,12 @@ func resolve(path string, o *options) (target, error) {
 	if path == "-" && o.stdout != nil {
 		return target{stdout: true}, nil
 	}
-	t := target{path: path, perm: 0o644}
+	t := target{path: path, perm: 0o644, fd: -1}
 	for links := 0; ; links++ {
+		if n, ok := descriptor(t.path); ok {
+			t.direct, t.fd = true, n
+			return t, nil
+		}
 		fi, err := os.Lstat(t.path)
 		if errors.Is(err, fs.ErrNotExist) {
 			break
@@ -126,6 +131,24 @@ func resolve(path string, o *options) (target, error) {
 	return t, nil
 }
 
+// descriptor reports whether path names an open descriptor n of this
+// process, "/dev/fd/N", "/proc/self/fd/N" or "/proc/PID/fd/N" (where
+// /dev/stdout and /dev/stderr lead).
+func descriptor(path string) (n int, ok bool) {
+	path = filepath.Clean(path)
+	dir, file := filepath.Split(path)
+	switch dir {
+	case "/dev/fd/", "/proc/self/fd/", "/proc/" + strconv.Itoa(os.Getpid()) + "/fd/":
+	default:
+		return 0, false
+	}
+	n, err := strconv.Atoi(file)
+	if err != nil || n < 0 || strconv.Itoa(n) != file {
+		return 0, false
+	}
+	return n, true
+}
+
 // describe says what kind of file a refused destination is.
 func describe(path string, mode fs.FileMode) string {
 	what := "not a regular file, character device or FIFO"
@@ -170,6 +193,9 @@ func Check(path string, opts ...Option) error {
 	t, err := resolve(path, &o)
 	if err != nil || t.stdout {
 		return err
+	}
+	if t.direct && t.fd >= 0 {
+		return nil
 	}
 	if t.direct {
 		if err := writable(t.path, false); err != nil {
@@ -219,6 +245,12 @@ func Create(path string, opts ...Option) (*File, error) {
 	switch {
 	case t.stdout:
 		return &File{path: path, w: o.stdout}, nil
+	case t.direct && t.fd >= 0:
+		f, err := dupFD(t.fd, t.path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return &File{path: path, w: f, f: f}, nil
 	case t.direct:
 		f, err := os.OpenFile(t.path, os.O_WRONLY, 0)
 		if err != nil {

@@ -21,7 +21,12 @@
 //   - A character device (such as /dev/null or a terminal) and a FIFO are
 //     written straight through: opened for writing, never truncated,
 //     created or renamed over. So is the path "-" when the Stdout option
-//     names standard output; without it "-" is an ordinary file name.
+//     names standard output; without it "-" is an ordinary file name. A
+//     path naming an open descriptor of the process, "/dev/fd/N" or
+//     "/proc/self/fd/N" (where /dev/stdout and /dev/stderr lead), is written
+//     through a duplicate of that descriptor, whatever it refers to: a
+//     terminal, a pipe, or a file the shell opened with > or >>, which is
+//     appended to or overwritten as the shell asked, not replaced.
 //   - A directory, a block device, a socket or any other kind of file is
 //     refused with an error wrapping ErrRefused.
 //

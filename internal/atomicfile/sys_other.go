@@ -3,6 +3,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"os"
 )
 
@@ -31,4 +32,9 @@ func writable(path string, isDir bool) error {
 	name := f.Name()
 	f.Close()
 	return os.Remove(name)
+}
+
+// dupFD reports that descriptors cannot be named by path here.
+func dupFD(n int, name string) (*os.File, error) {
+	return nil, &os.PathError{Op: "dup", Path: name, Err: errors.ErrUnsupported}
 }

@@ -23,3 +23,14 @@ func writable(path string, _ bool) error {
 	}
 	return nil
 }
+
+// dupFD returns a new descriptor for the open file of descriptor n, which
+// shares its offset and flags (O_APPEND of a shell's >>), named name.
+func dupFD(n int, name string) (*os.File, error) {
+	d, err := syscall.Dup(n)
+	if err != nil {
+		return nil, &os.PathError{Op: "dup", Path: name, Err: err}
+	}
+	syscall.CloseOnExec(d)
+	return os.NewFile(uintptr(d), name), nil
+}

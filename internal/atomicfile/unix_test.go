@@ -195,3 +195,69 @@ func TestCheckNotWritable(t *testing.T) {
 		t.Errorf("Check = %v, want ErrPermission", err)
 	}
 }
+
+// TestDescriptorPaths checks that /dev/fd/N and /proc/self/fd/N (and so
+// /dev/stdout) write through the open descriptor: a pipe gets the bytes, a
+// file opened for appending keeps its content and gets the bytes at its
+// end, and nothing is created or renamed.
+func TestDescriptorPaths(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "log")
+	if err := os.WriteFile(logPath, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	for _, prefix := range []string{"/proc/self/fd/", "/dev/fd/"} {
+		p := prefix + strconv.Itoa(int(log.Fd()))
+		if err := Check(p); err != nil {
+			t.Fatalf("Check(%s): %v", p, err)
+		}
+		if err := WriteFile(p, writeBytes([]byte("appended\n"))); err != nil {
+			t.Fatalf("WriteFile(%s): %v", p, err)
+		}
+	}
+	if b, _ := os.ReadFile(logPath); string(b) != "old\nappended\nappended\n" {
+		t.Errorf("log holds %q", b)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := WriteFile("/proc/self/fd/"+strconv.Itoa(int(w.Fd())), writeBytes([]byte("through the pipe"))); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if b, _ := io.ReadAll(r); string(b) != "through the pipe" {
+		t.Errorf("pipe got %q", b)
+	}
+	dirHolds := dirNames(t, dir)
+	if !slices.Equal(dirHolds, []string{"log"}) {
+		t.Errorf("directory holds %v", dirHolds)
+	}
+	for _, tt := range []struct {
+		path string
+		n    int
+		ok   bool
+	}{
+		{"/dev/fd/1", 1, true},
+		{"/proc/self/fd/12", 12, true},
+		{"/proc/" + strconv.Itoa(os.Getpid()) + "/fd/3", 3, true},
+		{"/proc/1/fd/3", 0, false}, // another process
+		{"/dev/fd/01", 0, false},
+		{"/dev/fd/x", 0, false},
+		{"/dev/fd", 0, false},
+		{"fd/1", 0, false},
+	} {
+		if n, ok := descriptor(tt.path); n != tt.n || ok != tt.ok {
+			t.Errorf("descriptor(%q) = %d, %v; want %d, %v", tt.path, n, ok, tt.n, tt.ok)
+		}
+	}
+}
