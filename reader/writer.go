@@ -109,8 +109,8 @@ func finite32(v float32) bool {
 //	... write ...
 //	return out.Close()
 //
-// A process that dies before Close leaves the temporary file behind; the
-// next write to the same destination removes it. An OutputFile is not safe
+// A process that dies before Close leaves the temporary file behind; a
+// later run's write to the same destination removes it. An OutputFile is not safe
 // for concurrent use.
 type OutputFile struct {
 	path string           // destination; "-" for standard output

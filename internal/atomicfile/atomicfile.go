@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -311,26 +312,70 @@ func createTemp(dir, base string) (*os.File, error) {
 	return nil, &fs.PathError{Op: "createtemp", Path: prefix + "*", Err: fs.ErrExist}
 }
 
+// staleTemps holds, per directory (absolute path), the temporaries of
+// dead processes found there, by destination base name. A directory is
+// listed once per process, at the first write into it, so that writing
+// many files into one directory (the shards of a large set) does not list
+// it once per file.
+var staleTemps struct {
+	sync.Mutex
+	dirs map[string]map[string][]string
+}
+
 // removeStale removes the temporary files for base in dir whose process
-// is no longer alive. Errors are ignored: a temporary that cannot be
-// listed or removed is left for a later write.
+// was not alive when this process first wrote into dir. Errors are
+// ignored: a temporary that cannot be listed or removed is left for a
+// later run.
 func removeStale(dir, base string) {
-	d, err := os.Open(dir)
+	key, err := filepath.Abs(dir)
 	if err != nil {
 		return
 	}
+	staleTemps.Lock()
+	defer staleTemps.Unlock()
+	byBase, ok := staleTemps.dirs[key]
+	if !ok {
+		byBase = listStale(dir)
+		if staleTemps.dirs == nil {
+			staleTemps.dirs = map[string]map[string][]string{}
+		}
+		staleTemps.dirs[key] = byBase
+	}
+	for _, name := range byBase[base] {
+		os.Remove(filepath.Join(dir, name))
+	}
+	delete(byBase, base)
+}
+
+// listStale lists the temporaries in dir of processes other than this one
+// that are not alive, by destination base name.
+func listStale(dir string) map[string][]string {
+	byBase := map[string][]string{}
+	d, err := os.Open(dir)
+	if err != nil {
+		return byBase
+	}
 	defer d.Close()
 	self := os.Getpid()
+	dead := map[int]bool{}
 	for {
 		names, err := d.Readdirnames(1024)
 		for _, name := range names {
 			b, pid, ok := TempOwner(name)
-			if ok && b == base && pid != self && !alive(pid) {
-				os.Remove(filepath.Join(dir, name))
+			if !ok || pid == self {
+				continue
+			}
+			isDead, seen := dead[pid]
+			if !seen {
+				isDead = !alive(pid)
+				dead[pid] = isDead
+			}
+			if isDead {
+				byBase[b] = append(byBase[b], name)
 			}
 		}
 		if err != nil {
-			return
+			return byBase
 		}
 	}
 }

@@ -15,7 +15,9 @@
 //   - Temporary files for the same destination left by processes that no
 //     longer run (their PID is not alive) are removed when a new write to
 //     that destination starts. Temporaries of live processes, and names
-//     not of this form, are left alone.
+//     not of this form, are left alone. A process lists a directory for
+//     them once, at its first write there, so a temporary left by a
+//     process that dies later is removed by the next run, not this one.
 //   - A symbolic link is followed (through any chain of links) and its
 //     final target is replaced atomically as above; the link stays.
 //   - A character device (such as /dev/null or a terminal) and a FIFO are
