@@ -81,12 +81,21 @@ func cacheRules() []atomicfile.Option {
 }
 
 // checkInputs checks, before any work, that the named input files exist
-// and can be opened for reading ("" and "-" are skipped). The error names
-// the flag and wraps the *fs.PathError (exit status 4).
+// and, for regular files, can be opened for reading ("" and "-" are
+// skipped; a FIFO is not opened, which would take its writer's data or
+// block). The error names the flag and wraps the *fs.PathError (exit
+// status 4).
 func checkInputs(ins ...[2]string) error {
 	for _, in := range ins {
 		flag, path := in[0], in[1]
 		if path == "" || path == "-" {
+			continue
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", flag, err)
+		}
+		if !fi.Mode().IsRegular() {
 			continue
 		}
 		f, err := os.Open(path)

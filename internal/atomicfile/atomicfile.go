@@ -58,7 +58,6 @@ func NotSameAs(paths ...string) Option {
 // target is what a destination resolves to.
 type target struct {
 	path   string      // the file to write: the destination or the final target of its links
-	exists bool        // path names an existing regular file
 	direct bool        // a character device or FIFO: written straight through
 	fd     int         // with direct: a descriptor of this process (/dev/fd/N), or -1
 	stdout bool        // "-" with the Stdout option
@@ -98,12 +97,12 @@ func resolve(path string, o *options) (target, error) {
 				return target{}, fmt.Errorf("%s: %w", path, err)
 			}
 			if !filepath.IsAbs(link) {
-				link = filepath.Join(filepath.Dir(t.path), link)
+				link = dirOf(t.path) + link
 			}
 			t.path = link
 			continue
 		case mode.IsRegular():
-			t.exists, t.perm = true, mode.Perm()
+			t.perm = mode.Perm()
 			if err := sameAsInput(path, fi, o.inputs); err != nil {
 				return target{}, err
 			}
@@ -120,7 +119,7 @@ func resolve(path string, o *options) (target, error) {
 		break
 	}
 	if !t.direct {
-		dir := filepath.Dir(t.path)
+		dir := dirOf(t.path)
 		fi, err := os.Stat(dir)
 		if err != nil {
 			return target{}, fmt.Errorf("%s: output directory: %w", path, err)
@@ -148,6 +147,18 @@ func descriptor(path string) (n int, ok bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// dirOf returns the directory part of path as written, with its trailing
+// separator, or "." for a bare name. Unlike filepath.Dir it does not clean
+// the path: "link/../x" must go through the link, as the system resolves
+// it.
+func dirOf(path string) string {
+	dir, _ := filepath.Split(path)
+	if dir == "" {
+		return "."
+	}
+	return dir
 }
 
 // describe says what kind of file a refused destination is.
@@ -204,7 +215,7 @@ func Check(path string, opts ...Option) error {
 		}
 		return nil
 	}
-	dir := filepath.Dir(t.path)
+	dir := dirOf(t.path)
 	if err := writable(dir, true); err != nil {
 		return fmt.Errorf("%s: output directory %s is not writable: %w", path, dir, err)
 	}
@@ -259,10 +270,7 @@ func Create(path string, opts ...Option) (*File, error) {
 		}
 		return &File{path: path, w: f, f: f}, nil
 	}
-	dir, base := filepath.Split(t.path)
-	if dir == "" {
-		dir = "."
-	}
+	dir, base := dirOf(t.path), filepath.Base(t.path)
 	removeStale(dir, base)
 	f, err := createTemp(dir, base)
 	if err != nil {
@@ -428,7 +436,7 @@ func (f *File) Close() error {
 		os.Remove(tmp)
 		return fmt.Errorf("%s: %w", f.path, err)
 	}
-	if err := syncDir(filepath.Dir(f.dst)); err != nil {
+	if err := syncDir(dirOf(f.dst)); err != nil {
 		return fmt.Errorf("%s: syncing directory: %w", f.path, err)
 	}
 	return nil

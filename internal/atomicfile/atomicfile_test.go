@@ -90,6 +90,24 @@ func TestWriteFile(t *testing.T) {
 			}
 			noTemps(t, filepath.Join(dir, "sub"))
 		}},
+		{"symlink with .. through a linked directory", func(t *testing.T, dir string) (string, string, fs.FileMode) {
+			// lnk/.. is real (the parent of real/sub), not dir.
+			if err := os.MkdirAll(filepath.Join(dir, "real", "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join("real", "sub"), filepath.Join(dir, "lnk")); err != nil {
+				t.Skip("no symlinks:", err)
+			}
+			out := filepath.Join(dir, "out")
+			if err := os.Symlink("lnk/../target", out); err != nil {
+				t.Fatal(err)
+			}
+			return out, filepath.Join(dir, "real", "target"), 0o644
+		}, func(t *testing.T, dir, dst string) {
+			if _, err := os.Lstat(filepath.Join(dir, "target")); err == nil {
+				t.Error("the link was resolved lexically: dir/target written")
+			}
+		}},
 		{"chain of symlinks, dangling", func(t *testing.T, dir string) (string, string, fs.FileMode) {
 			a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 			if err := os.Symlink("b", a); err != nil {
