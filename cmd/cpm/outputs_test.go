@@ -290,3 +290,21 @@ func TestExportAtomic(t *testing.T) {
 	}
 	dirHolds(t, dir, "m.model", "m.txt")
 }
+
+// TestCPUProfileOutput checks that --cpuprofile puts a whole profile in
+// place when training ends and leaves no temporary.
+func TestCPUProfileOutput(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "cpu.prof")
+	code, _, stderr := cpm(t, "train", "-q", "-k", "2", "-i", "2000", "-t", heart, "-o", filepath.Join(dir, "m.model"), "--cpuprofile", prof)
+	if strings.Contains(stderr, "already in use") {
+		t.Skip("the test binary is profiling:", stderr)
+	}
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Errorf("profile: %v, %v", fi, err)
+	}
+	dirHolds(t, dir, "cpu.prof", "m.model")
+}

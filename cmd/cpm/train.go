@@ -194,13 +194,13 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 
 	if *cpuProfile != "" {
-		stopProfile, err := startCPUProfile(*cpuProfile)
-		if err != nil {
-			return err
+		stopProfile, perr := startCPUProfile(*cpuProfile)
+		if perr != nil {
+			return perr
 		}
 		defer func() {
 			if perr := stopProfile(); err == nil {
-				err = perr
+				err = perr // err is runTrain's result
 			}
 		}()
 	}
