@@ -93,6 +93,7 @@ Exit status:
   4    I/O error: a file that cannot be opened, read or written (missing,
        permission denied, disk full), a shard glob that matches no file,
        an output whose directory does not exist or is not writable
+  130  interrupted (SIGINT or SIGTERM)
 
 Outputs (-o, -s, --json, --metrics-log, --checkpoint, --cpuprofile, --cache,
 shard OUTDIR) are checked before any work starts. A regular file is replaced
@@ -100,8 +101,8 @@ atomically (temporary file .NAME.tmp-PID-RANDOM in the same directory,
 fsync, rename, directory fsync; the old file's mode is kept), a symbolic
 link's target is replaced and the link kept, a character device or FIFO is
 written straight through, and "-" is standard output where a flag says so.
-Temporaries left by killed runs are removed by the next write.
-  130  interrupted (SIGINT or SIGTERM)
+/dev/stdout writes to the open standard output. Temporaries left by killed
+runs are removed by the next run that writes the same path.
 `
 
 // Exit statuses of run.
