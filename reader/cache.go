@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -73,6 +74,35 @@ var (
 // ErrCacheStale is returned, wrapped with the reason, by CheckCache when a
 // cache file does not match its source as the source is now.
 var ErrCacheStale = errors.New("cache is stale")
+
+// ErrNotCache is wrapped by the error of CacheReplaceable, and so of
+// CreateCache, for an existing file that is not a cpm cache.
+var ErrNotCache = errors.New("not a cpm cache")
+
+// CacheReplaceable returns nil if a cache may be written over the file at
+// path: a file that starts with the cache's magic bytes (a cache, perhaps
+// stale or damaged) or is empty. For any other file (training data, a
+// model, a cache of a format without the magic) it returns an error
+// wrapping ErrNotCache that names path, so that a mistyped --cache does
+// not destroy it.
+func CacheReplaceable(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	magic := make([]byte, len(cacheMagic))
+	n, err := io.ReadFull(f, magic)
+	switch {
+	case n == 0 && err == io.EOF:
+		return nil
+	case err == nil && string(magic) == string(cacheMagic):
+		return nil
+	case err != nil && err != io.ErrUnexpectedEOF:
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return fmt.Errorf("%s is %w (it does not start with %q); remove it or name another cache file", path, ErrNotCache, cacheMagic)
+}
 
 // CacheError reports a damaged or foreign cache file.
 type CacheError struct {
@@ -213,8 +243,11 @@ type CacheWriter struct {
 // CreateCache starts a cache at path for the rows of the file source, whose
 // identity (size, modification time, first 64 KiB) it records so that
 // CheckCache can tell when the source changes. The rows must have been read
-// with the given options (WithMaxIndex matters). Nothing appears at path
-// until Close succeeds.
+// with the given options (WithMaxIndex matters). The cache is written by
+// the rules of OutputFile; an existing file at path that is the source
+// itself or not a cache (CacheReplaceable) is refused with an error
+// wrapping atomicfile.ErrRefused. Nothing appears at path until Close
+// succeeds.
 func CreateCache(path, source string, opts ...Option) (*CacheWriter, error) {
 	id, err := identify(source, buildOptions(opts).maxIndex)
 	if err != nil {
@@ -226,7 +259,10 @@ func CreateCache(path, source string, opts ...Option) (*CacheWriter, error) {
 	if ext := outputCompression(path); ext != "" {
 		return nil, fmt.Errorf("%s: a cache file is not compressed (%s); name it *.cpmcache", path, ext)
 	}
-	out, err := CreateCompressed(path)
+	out, err := CreateCompressed(path, func(o *outputOptions) error {
+		o.file = []atomicfile.Option{atomicfile.NotSameAs(source), atomicfile.ReplaceOnly(CacheReplaceable)}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}

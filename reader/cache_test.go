@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -269,6 +270,54 @@ func TestCacheRefusesCompressedName(t *testing.T) {
 	src := writeSource(t, dir)
 	if _, err := CreateCache(filepath.Join(dir, "c.cpmcache.zst"), src); err == nil {
 		t.Fatal("a .zst cache name was accepted")
+	}
+}
+
+// TestCacheRefusesForeignFile checks that CreateCache refuses to write
+// over its own source and over a file that is not a cache, leaving it as it
+// was, and replaces an empty file, a damaged cache and a stale cache.
+func TestCacheRefusesForeignFile(t *testing.T) {
+	dir := t.TempDir()
+	src := writeSource(t, dir)
+	model := filepath.Join(dir, "m.model")
+	if err := os.WriteFile(model, []byte("CPMMODEL and more"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		path string
+		want error
+	}{
+		{src, atomicfile.ErrRefused},
+		{model, ErrNotCache},
+	} {
+		before, _ := os.ReadFile(tt.path)
+		_, err := CreateCache(tt.path, src)
+		if !errors.Is(err, tt.want) || !errors.Is(err, atomicfile.ErrRefused) || !strings.Contains(err.Error(), tt.path) {
+			t.Errorf("CreateCache(%s) = %v, want %v naming the path", tt.path, err, tt.want)
+		}
+		if after, _ := os.ReadFile(tt.path); string(after) != string(before) {
+			t.Errorf("%s changed", tt.path)
+		}
+	}
+	if err := CacheReplaceable(model); !errors.Is(err, ErrNotCache) {
+		t.Errorf("CacheReplaceable(model) = %v", err)
+	}
+	empty := filepath.Join(dir, "empty.cpmcache")
+	damaged := filepath.Join(dir, "damaged.cpmcache")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(damaged, []byte("CPMCACHE\x07"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{empty, damaged} {
+		if err := CacheReplaceable(p); err != nil {
+			t.Errorf("CacheReplaceable(%s) = %v", p, err)
+		}
+		writeCache(t, p, src, blocksOf(cacheRows(10, 4), 4))
+		if err := CheckCache(p, src); err != nil {
+			t.Errorf("after rewriting %s: %v", p, err)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -92,9 +93,13 @@ func finite32(v float32) bool {
 }
 
 // OutputFile is an output created by CreateCompressed. Data written to it is
-// compressed according to the path's extension and lands in a temporary file
-// next to the destination; Close renames it into place, so the destination
-// either does not change or holds the complete output.
+// compressed according to the path's extension and written by the rules of
+// package internal/atomicfile: a regular file (or the target of a symbolic
+// link) lands in a temporary file next to the destination, named
+// ".<base>.tmp-<pid>-<random>", that Close renames into place, so the
+// destination either does not change or holds the complete output; a
+// character device or FIFO is written straight through; a directory, block
+// device or socket is refused.
 //
 // The usual pattern is
 //
@@ -104,16 +109,16 @@ func finite32(v float32) bool {
 //	... write ...
 //	return out.Close()
 //
-// A process that dies before Close leaves the temporary file behind (named
-// ".<base>.tmp-*" in the destination directory); the destination is never
-// half-written. An OutputFile is not safe for concurrent use.
+// A process that dies before Close leaves the temporary file behind; a
+// later run's write to the same destination removes it. An OutputFile is not safe
+// for concurrent use.
 type OutputFile struct {
-	path string      // destination; "-" for standard output
-	tmp  *os.File    // temporary file; nil for standard output
-	cw   countWriter // counts bytes reaching tmp or stdout
-	enc  io.Writer   // cw, or a compressor writing to cw
-	zc   io.Closer   // the compressor, if any
-	done bool        // Close or Abort has run
+	path string           // destination; "-" for standard output
+	file *atomicfile.File // where the compressed bytes go
+	cw   countWriter      // counts bytes reaching file
+	enc  io.Writer        // cw, or a compressor writing to cw
+	zc   io.Closer        // the compressor, if any
+	done bool             // Close or Abort has run
 }
 
 // ZstdLevel is the compression level of a .zst output (WithZstdLevel). The
@@ -173,6 +178,7 @@ type OutputOption func(*outputOptions) error
 
 type outputOptions struct {
 	zstdLevel ZstdLevel
+	file      []atomicfile.Option // rules for the destination (CreateCache)
 }
 
 // WithZstdLevel sets the compression level of a .zst output (default
@@ -212,8 +218,8 @@ func WithZstdLevel(l ZstdLevel) OutputOption {
 //
 // The path "-" means standard output, uncompressed, written directly; Close
 // then flushes but does not close os.Stdout, and Abort cannot take back what
-// was written. See OutputFile for the atomic-rename contract. An invalid
-// option is an error naming the path, and nothing is created.
+// was written. See OutputFile for the rules by which the path is written.
+// An invalid option is an error naming the path, and nothing is created.
 func CreateCompressed(path string, opts ...OutputOption) (*OutputFile, error) {
 	var cfg outputOptions
 	for _, opt := range opts {
@@ -221,26 +227,18 @@ func CreateCompressed(path string, opts ...OutputOption) (*OutputFile, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	if path == "-" {
-		o := &OutputFile{path: path}
-		o.cw.w = os.Stdout
-		o.enc = &o.cw
-		return o, nil
-	}
 	ext := strings.ToLower(filepath.Ext(path))
-	if ext == ".bz2" {
+	if path == "-" {
+		ext = ""
+	} else if ext == ".bz2" {
 		return nil, fmt.Errorf("%s: %w", path, ErrNoBzip2Writer)
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	file, err := atomicfile.Create(path, append(cfg.file, atomicfile.Stdout(os.Stdout))...)
 	if err != nil {
 		return nil, err
 	}
-	o := &OutputFile{path: path, tmp: tmp}
-	o.cw.w = tmp
+	o := &OutputFile{path: path, file: file}
+	o.cw.w = file
 	o.enc = &o.cw
 	switch ext {
 	case ".zst":
@@ -249,7 +247,7 @@ func CreateCompressed(path string, opts ...OutputOption) (*OutputFile, error) {
 			zstd.WithEncoderLevel(lvl),
 			zstd.WithEncoderConcurrency(2))
 		if err != nil {
-			o.removeTemp()
+			file.Abort()
 			return nil, fmt.Errorf("%s: zstd: %w", path, err)
 		}
 		o.enc, o.zc = zw, zw
@@ -260,7 +258,7 @@ func CreateCompressed(path string, opts ...OutputOption) (*OutputFile, error) {
 	return o, nil
 }
 
-// Write compresses p into the temporary file.
+// Write compresses p into the output.
 func (o *OutputFile) Write(p []byte) (int, error) {
 	if o.done {
 		return 0, fmt.Errorf("%s: write after Close or Abort: %w", o.path, os.ErrClosed)
@@ -274,12 +272,12 @@ func (o *OutputFile) Write(p []byte) (int, error) {
 // is the size of the output.
 func (o *OutputFile) Written() int64 { return o.cw.n.Load() }
 
-// Close finishes the compressed stream, syncs the temporary file to disk,
-// gives it mode 0644 and renames it to the destination path, replacing any
-// file there (a symbolic link at path is replaced, not followed). On error
-// the temporary file is removed and the destination is left as it was.
-// Calling Close more than once, or after Abort, returns an error wrapping
-// os.ErrClosed.
+// Close finishes the compressed stream and closes the output
+// (atomicfile.File.Close): a temporary file is synced, renamed over the
+// destination (the target of a symbolic link at path) and the directory
+// synced. On error the temporary file is removed and the destination is
+// left as it was. Calling Close more than once, or after Abort, returns an
+// error wrapping os.ErrClosed.
 func (o *OutputFile) Close() error {
 	if o.done {
 		return fmt.Errorf("%s: %w", o.path, os.ErrClosed)
@@ -287,30 +285,11 @@ func (o *OutputFile) Close() error {
 	o.done = true
 	if o.zc != nil {
 		if err := o.zc.Close(); err != nil {
-			o.removeTemp()
+			o.file.Abort()
 			return fmt.Errorf("%s: finishing compressed stream: %w", o.path, err)
 		}
 	}
-	if o.tmp == nil {
-		return nil
-	}
-	if err := o.tmp.Sync(); err != nil {
-		o.removeTemp()
-		return err
-	}
-	if err := o.tmp.Chmod(0o644); err != nil {
-		o.removeTemp()
-		return err
-	}
-	if err := o.tmp.Close(); err != nil {
-		os.Remove(o.tmp.Name())
-		return err
-	}
-	if err := os.Rename(o.tmp.Name(), o.path); err != nil {
-		os.Remove(o.tmp.Name())
-		return err
-	}
-	return nil
+	return o.file.Close()
 }
 
 // Abort discards the output: it stops the compressor and removes the
@@ -327,14 +306,7 @@ func (o *OutputFile) Abort() {
 		}
 		o.zc.Close()
 	}
-	if o.tmp != nil {
-		o.removeTemp()
-	}
-}
-
-func (o *OutputFile) removeTemp() {
-	o.tmp.Close()
-	os.Remove(o.tmp.Name())
+	o.file.Abort()
 }
 
 // countWriter counts the bytes written through it. The count is atomic

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/polyhedral/cpm/assign"
+	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -44,7 +45,7 @@ import (
 // last whole chunk, so nothing is lost), and when it finishes. It copies
 // its state into a buffer of its own (no allocation once the buffers have
 // grown) and hands it to a single writer goroutine, which merges the latest
-// snapshot of every task into the file, atomically (model.WriteFileAtomic).
+// snapshot of every task into the file, atomically (atomicfile.WriteFile).
 // The file is written once more when training ends, finished, failed or
 // cancelled, so that it then describes this run; after a finished run it
 // holds every polytope finished, and resuming from it only rebuilds the
@@ -944,7 +945,7 @@ func (w *ckWriter) flush() {
 	w.dirty = false
 	w.file = appendFile(w.file[:0], w.head, w.secs)
 	w.mu.Unlock()
-	err := model.WriteFileAtomic(w.path, func(f io.Writer) error {
+	err := atomicfile.WriteFile(w.path, func(f io.Writer) error {
 		_, err := f.Write(w.file)
 		return err
 	})

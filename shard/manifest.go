@@ -108,8 +108,9 @@ func (m *Manifest) encode() []byte {
 	return b.Bytes()
 }
 
-// writeManifest writes m to dir atomically (temporary file, sync, rename)
-// and syncs the directory.
+// writeManifest writes m to dir atomically (reader.CreateCompressed: a
+// temporary file, sync, rename, directory sync), which also makes the
+// renames of the shards before it durable.
 func writeManifest(dir string, m *Manifest) error {
 	path := filepath.Join(dir, ManifestName)
 	out, err := reader.CreateCompressed(path) // no compression extension: plain
@@ -122,22 +123,6 @@ func writeManifest(dir string, m *Manifest) error {
 	}
 	if err := out.Close(); err != nil {
 		return fmt.Errorf("shard: writing %s: %w", path, err)
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes renames in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("shard: %w", err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("shard: syncing %s: %w", dir, err)
 	}
 	return nil
 }

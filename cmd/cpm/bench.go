@@ -162,6 +162,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fset.NArg() > 0 {
 		return usagef("unexpected argument %q", fset.Arg(0))
 	}
+	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true}); err != nil {
+		return err
+	}
 	start := time.Now()
 	cache := map[string]*sparsevec.CSR{}
 	var results []benchResult

@@ -29,8 +29,10 @@ file; .arrows an Arrow IPC stream; .parquet or .pq Parquet; anything else
 LIBSVM text, compressed by the extension (.zst zstd, .gz gzip, else plain).
 "-" writes plain LIBSVM text to standard output. Arrow and Parquet hold two
 columns, label: float32 and features: list<struct<index: uint32, value:
-float32>>. OUT appears only once complete (written to a temporary file,
-then renamed).`
+float32>>. A file OUT appears only once complete (written to a temporary
+file, then renamed; a symbolic link's target is replaced); a FIFO or
+character device is written straight through. OUT is checked before any
+input is read: a directory, or the input itself, is refused.`
 
 // compressionsFor lists the --compression values each output format takes.
 var compressionsFor = map[reader.Format][]string{
@@ -88,6 +90,9 @@ func runConvert(args []string, stdout, stderr io.Writer) (err error) {
 		}
 	}
 
+	if err := checkOutputs(outputPath{flag: "-o", path: *out, stdout: true, inputs: append([]string{*images, *labels}, inputs...)}); err != nil {
+		return err
+	}
 	start := time.Now()
 	var src reader.BlockReader
 	if idx {

@@ -163,6 +163,9 @@ func runCPMTable(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *runs < 1 {
 		return usagef("--runs %d: want >= 1", *runs)
 	}
+	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true}); err != nil {
+		return err
+	}
 	logf := func(format string, a ...any) {
 		if !*quiet {
 			fmt.Fprintf(stderr, format, a...)

@@ -55,6 +55,9 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		return usagef("-r %d -f %d: want at least 1 repetition and 2 folds", *reps, *folds)
 	}
 	path := pos[0]
+	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true, inputs: []string{path}}); err != nil {
+		return err
+	}
 	data, err := reader.Load(path, lim.opts()...)
 	if err != nil {
 		return err

@@ -5,10 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 
+	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
@@ -159,6 +159,9 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if *modelPath == "" || *dataPath == "" {
 		return usagef("need -m MODEL and -c DATA")
 	}
+	if err := checkOutputs(outputPath{flag: "-s", path: *scores, stdout: true, inputs: []string{*modelPath, *dataPath}}); err != nil {
+		return err
+	}
 	return scoreWithModel(ctx, stdout, *modelPath, *dataPath, *scores, *proba, lim.opts()...)
 }
 
@@ -203,6 +206,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	}
 	if *modelPath == "" || fs.NArg() != 1 {
 		return usagef("need -m MODEL and one DATA file")
+	}
+	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true, inputs: []string{*modelPath, fs.Arg(0)}}); err != nil {
+		return err
 	}
 	m, err := model.Load(*modelPath)
 	if err != nil {
@@ -288,7 +294,7 @@ const exportUsage = "cpm export -m MODEL [-o TEXT]"
 func runExport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("export", stderr, exportUsage)
 	modelPath := fs.String("m", "", "model `file`")
-	out := fs.String("o", "", "write the text to `file` (default standard output)")
+	out := fs.String("o", "", "write the text to `file`, replaced atomically (default, or -, standard output)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -298,29 +304,22 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	if *modelPath == "" {
 		return usagef("need -m MODEL")
 	}
+	if err := checkOutputs(outputPath{flag: "-o", path: *out, stdout: true, inputs: []string{*modelPath}}); err != nil {
+		return err
+	}
 	m, err := model.Load(*modelPath)
 	if err != nil {
 		return err
 	}
 	if *out == "" {
-		bw := bufio.NewWriter(stdout)
+		*out = "-"
+	}
+	// Atomically for a file: a failed export leaves the old text.
+	return atomicfile.WriteFile(*out, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
 		if err := m.ExportText(bw); err != nil {
 			return err
 		}
 		return bw.Flush()
-	}
-	f, err := os.Create(*out)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(f)
-	if err := m.ExportText(bw); err != nil {
-		f.Close()
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	}, atomicfile.Stdout(stdout))
 }

@@ -142,6 +142,9 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *g.workers < 0 {
 		return usagef("--workers %d: want >= 0 (0: GOMAXPROCS)", *g.workers)
 	}
+	if err := checkOutputs(outputPath{flag: "-o", path: *g.out, stdout: true, inputs: []string{*g.mnist}}); err != nil {
+		return err
+	}
 
 	if dsErr == nil { // the Polyceptron paper's small sets
 		if split != synth.Train {

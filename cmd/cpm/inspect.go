@@ -110,6 +110,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if *top < 0 {
 		return usagef("--top %d: want >= 0", *top)
 	}
+	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true, inputs: []string{*modelPath, *dataPath}}); err != nil {
+		return err
+	}
 	m, err := model.Load(*modelPath)
 	if err != nil {
 		return err

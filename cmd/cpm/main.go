@@ -17,8 +17,10 @@
 //	cpm version                                       module version and build information
 //
 // Run `cpm COMMAND -h` for a command's flags. Exit status: 0 success,
-// 1 any other error, 2 usage error, 3 bad input (data or model file),
-// 4 I/O error, 130 interrupted.
+// 1 any other error, 2 usage error (also an output path that may not be
+// written: a directory, an input, a non-cache file as --cache), 3 bad
+// input (data or model file), 4 I/O error (also a missing or unwritable
+// output directory), 130 interrupted.
 package main
 
 import (
@@ -34,6 +36,7 @@ import (
 	"syscall"
 
 	"github.com/polyhedral/cpm/cv"
+	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/plume"
 	"github.com/polyhedral/cpm/reader"
@@ -81,12 +84,25 @@ from the content); "-" reads standard input. Run "cpm COMMAND -h" for flags.
 Exit status:
   0    success
   1    any other error (e.g. training refused the data's labels)
-  2    usage error (bad command line)
+  2    usage error (bad command line), including an output path that may
+       not be written: a directory, block device or socket, one of the
+       command's inputs, a --cache path holding a file that is not a cpm
+       cache, two outputs naming the same file
   3    bad input: a data file that does not parse, is corrupt or holds
        no rows, a model file that is not a valid cpm model
   4    I/O error: a file that cannot be opened, read or written (missing,
-       permission denied, disk full), a shard glob that matches no file
+       permission denied, disk full), a shard glob that matches no file,
+       an output whose directory does not exist or is not writable
   130  interrupted (SIGINT or SIGTERM)
+
+Outputs (-o, -s, --json, --metrics-log, --checkpoint, --cpuprofile, --cache,
+shard OUTDIR) are checked before any work starts. A regular file is replaced
+atomically (temporary file .NAME.tmp-PID-RANDOM in the same directory,
+fsync, rename, directory fsync; the old file's mode is kept), a symbolic
+link's target is replaced and the link kept, a character device or FIFO is
+written straight through, and "-" is standard output where a flag says so.
+/dev/stdout writes to the open standard output. Temporaries left by killed
+runs are removed by the next run that writes the same path.
 `
 
 // Exit statuses of run.
@@ -163,9 +179,12 @@ func exitStatus(err error) int {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.As(err, new(usageError)),
-		errors.Is(err, sgd.ErrCheckpointMismatch), errors.Is(err, sgd.ErrInitMismatch):
-		// A resume or warm start whose flags or data do not match: the
-		// command line is what is wrong.
+		errors.Is(err, sgd.ErrCheckpointMismatch), errors.Is(err, sgd.ErrInitMismatch),
+		errors.Is(err, atomicfile.ErrRefused):
+		// A resume or warm start whose flags or data do not match, or an
+		// output path naming something that may not be written (a
+		// directory, an input, a file that is not a cache): the command
+		// line is what is wrong.
 		return exitUsage
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted

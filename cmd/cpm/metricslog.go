@@ -4,13 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/sgd"
 )
@@ -81,36 +79,38 @@ type metricsRecord struct {
 	Elapsed   float64  `json:"elapsed_seconds"`
 }
 
-// metricsLog writes metricsRecords to a temporary file next to its
-// destination through a buffered writer; commit flushes, syncs and renames
-// it into place, abort removes it, so the destination never holds half a
-// log. Its methods are safe for concurrent use (polytopes report from
-// their own goroutines) and the first write error is sticky.
+// metricsLog writes metricsRecords through a buffered writer to an
+// atomicfile.File: a regular file is written to a temporary file next to
+// its destination that commit flushes, syncs and renames into place and
+// abort removes, so the destination never holds half a log; a FIFO or
+// character device receives the records as they come. Its methods are safe
+// for concurrent use (polytopes report from their own goroutines) and the
+// first write error is sticky.
 type metricsLog struct {
 	mu      sync.Mutex
-	path    string
-	f       *os.File
+	f       *atomicfile.File
 	w       *bufio.Writer
 	enc     *json.Encoder
 	learner string
 	start   time.Time
+	paused  bool // records are dropped (the cross-validation that chooses K)
 	err     error
 	done    bool
 }
 
 // createMetricsLog opens a metrics log that commit will move to path.
 func createMetricsLog(path, learnerName string) (*metricsLog, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("metrics log: %w", err)
 	}
 	w := bufio.NewWriterSize(f, 1<<16)
-	return &metricsLog{path: path, f: f, w: w, enc: json.NewEncoder(w), learner: learnerName, start: time.Now()}, nil
+	return &metricsLog{f: f, w: w, enc: json.NewEncoder(w), learner: learnerName, start: time.Now()}, nil
 }
 
 func (l *metricsLog) write(r *metricsRecord) {
 	r.Learner = l.learner
-	if l.err == nil && !l.done {
+	if l.err == nil && !l.done && !l.paused {
 		if err := l.enc.Encode(r); err != nil {
 			l.err = fmt.Errorf("metrics log: %w", err)
 		}
@@ -182,28 +182,30 @@ func (l *metricsLog) history(rep *learner.Report, rows int) {
 	}
 }
 
-// reset discards the records written so far (those of the
-// cross-validation that chose K) and restarts the clock. It does nothing
-// on a nil log.
-func (l *metricsLog) reset() {
+// pause drops the records reported from now until restart (those of the
+// cross-validation that chooses K). It does nothing on a nil log.
+func (l *metricsLog) pause() {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.err != nil || l.done {
+	l.paused = true
+}
+
+// restart ends a pause and restarts the clock. It does nothing on a nil
+// log.
+func (l *metricsLog) restart() {
+	if l == nil {
 		return
 	}
-	l.w.Reset(l.f)
-	if err := l.f.Truncate(0); err != nil {
-		l.err = fmt.Errorf("metrics log: %w", err)
-	} else if _, err := l.f.Seek(0, io.SeekStart); err != nil {
-		l.err = fmt.Errorf("metrics log: %w", err)
-	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.paused = false
 	l.start = time.Now()
 }
 
-// commit flushes the log and moves it into place.
+// commit flushes the log and puts it in place.
 func (l *metricsLog) commit() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -211,24 +213,17 @@ func (l *metricsLog) commit() error {
 		return l.err
 	}
 	l.done = true
-	err := l.w.Flush()
-	if err == nil {
-		err = l.f.Chmod(0o644)
-	}
-	if err == nil {
-		err = l.f.Sync()
-	}
-	if cerr := l.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && l.err == nil {
-		err = os.Rename(l.f.Name(), l.path)
-	}
-	if err != nil && l.err == nil {
-		l.err = fmt.Errorf("metrics log: %w", err)
+	if l.err == nil {
+		if err := l.w.Flush(); err != nil {
+			l.err = fmt.Errorf("metrics log: %w", err)
+		}
 	}
 	if l.err != nil {
-		os.Remove(l.f.Name())
+		l.f.Abort()
+		return l.err
+	}
+	if err := l.f.Close(); err != nil {
+		l.err = fmt.Errorf("metrics log: %w", err)
 	}
 	return l.err
 }
@@ -241,6 +236,5 @@ func (l *metricsLog) abort() {
 		return
 	}
 	l.done = true
-	l.f.Close()
-	os.Remove(l.f.Name())
+	l.f.Abort()
 }

@@ -23,6 +23,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
@@ -99,6 +100,9 @@ func runPlotRegions(ctx context.Context, args []string, stderr io.Writer) (err e
 		return usagef("--grid %d: want 2 to 4000", *grid)
 	case !(*width >= 1 && *width <= 40) || !(*height >= 1 && *height <= 40):
 		return usagef("--width and --height: want 1 to 40 inches")
+	}
+	if err := checkOutputs(outputPath{flag: "-o", path: *out, inputs: []string{*modelPath, *dataPath}}); err != nil {
+		return err
 	}
 	m, err := model.Load(*modelPath)
 	if err != nil {
@@ -429,6 +433,9 @@ func runPlotCurve(args []string, stderr io.Writer) error {
 	case !(*width >= 1 && *width <= 40) || !(*height == 0 || *height >= 1 && *height <= 40):
 		return usagef("--width and --height: want 1 to 40 inches")
 	}
+	if err := checkOutputs(outputPath{flag: "-o", path: *out, inputs: []string{*logPath}}); err != nil {
+		return err
+	}
 	recs, err := readMetricsLog(*logPath)
 	if err != nil {
 		return err
@@ -695,36 +702,20 @@ func compareTasks(a, b string) int {
 }
 
 // savePNG renders a width×height image at 100 dpi with draw and writes it
-// to path through a temporary file in the same directory, renamed into
-// place once complete.
+// to path by the rules of package internal/atomicfile (a regular file is
+// replaced atomically once complete).
 func savePNG(path string, width, height vg.Length, drawFn func(draw.Canvas)) error {
 	c := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(100), vgimg.UseBackgroundColor(color.White))
 	drawFn(draw.New(c))
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	err := atomicfile.WriteFile(path, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	bw := bufio.NewWriter(f)
-	_, err = vgimg.PngCanvas{Canvas: c}.WriteTo(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("writing PNG: %w", err)
 	}
 	return nil
 }

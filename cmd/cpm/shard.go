@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/shard"
 )
@@ -67,6 +71,9 @@ func runShard(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return usageError{err}
 	}
+	if err := checkOutDir(pos[1], pos[0]); err != nil {
+		return err
+	}
 	cfg := shard.Config{
 		Shards:         *n,
 		Shuffle:        *shuffle,
@@ -111,4 +118,22 @@ func runShard(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	fmt.Fprintf(stderr, "shard: %d rows, %d nonzeros -> %d shards in %s (%s), %d bytes, %.2fs\n",
 		m.Rows(), m.NNZ(), len(m.Shards), pos[1], order, m.Bytes(), time.Since(start).Seconds())
 	return nil
+}
+
+// checkOutDir checks OUTDIR before any input is read: a directory that
+// exists must be writable and its manifest path writable by the rules of
+// checkOutputs (not the input); a path that exists and is not a directory
+// is refused (wrapping atomicfile.ErrRefused). A directory that does not
+// exist is left for shard.Split to create.
+func checkOutDir(dir, in string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("OUTDIR: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("OUTDIR: %s: %w: it is not a directory", dir, atomicfile.ErrRefused)
+	}
+	return checkOutputs(outputPath{flag: "OUTDIR", path: filepath.Join(dir, shard.ManifestName), inputs: []string{in}})
 }

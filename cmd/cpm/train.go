@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/polyhedral/cpm/cv"
+	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/sgd"
@@ -128,6 +129,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		if *testPath == "" {
 			return usagef("-m MODEL needs -c TEST")
 		}
+		if err := checkInputs([2]string{"-m", *modelIn}, [2]string{"-c", *testPath}); err != nil {
+			return err
+		}
+		if err := checkOutputs(outputPath{flag: "-s", path: *scoresOut, stdout: true, inputs: []string{*modelIn, *testPath}}); err != nil {
+			return err
+		}
 		return scoreWithModel(ctx, stdout, *modelIn, *testPath, *scoresOut, false, lim.opts()...)
 	}
 	if *trainPath == "" {
@@ -155,10 +162,19 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if *stream && (spec.Name != learner.CPM || spec.OvO) {
 		return usagef("--stream is for binary cpm training; %s needs the data in memory", lf.describe())
 	}
-	if err := ckf.apply(&spec, lf, *stream, stderr, *quiet); err != nil {
+	if err := vf.check(spec, *stream); err != nil {
 		return err
 	}
-	if err := vf.check(spec, *stream); err != nil {
+	if err := checkTrainFiles(*trainPath, *testPath, vf.file, ckf, *cacheFile, []outputPath{
+		{flag: "-o", path: *modelOut},
+		{flag: "-s", path: *scoresOut, stdout: true},
+		{flag: "--json", path: *jsonOut, stdout: true},
+		{flag: "--metrics-log", path: *metricsLogPath},
+		{flag: "--cpuprofile", path: *cpuProfile},
+	}); err != nil {
+		return err
+	}
+	if err := ckf.apply(&spec, lf, *stream, stderr, *quiet); err != nil {
 		return err
 	}
 	if !*quiet {
@@ -178,11 +194,15 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 
 	if *cpuProfile != "" {
-		stopProfile, err := startCPUProfile(*cpuProfile)
-		if err != nil {
-			return err
+		stopProfile, perr := startCPUProfile(*cpuProfile)
+		if perr != nil {
+			return perr
 		}
-		defer stopProfile()
+		defer func() {
+			if perr := stopProfile(); err == nil {
+				err = perr // err is runTrain's result
+			}
+		}()
 	}
 	met := trainMetrics{Command: "train", Learner: spec.Name, Train: *trainPath, Test: *testPath, Model: *modelOut, Seed: lf.seed}
 	var (
@@ -240,6 +260,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 				*trainPath, data.Rows(), data.NNZ(), met.Features, met.LoadSeconds)
 		}
 		if len(lf.k) > 1 {
+			mlog.pause() // keep only the final training's records
 			k, choices, err := learner.SelectK(ctx, spec, data, lf.k, cv.Config{Reps: 1, Folds: *selectFolds, Seed: lf.seed})
 			if err != nil {
 				return err
@@ -254,7 +275,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 				fmt.Fprintf(stderr, "chose K=%d\n", k)
 			}
 			spec = spec.WithK(k)
-			mlog.reset() // keep only the final training's records
+			mlog.restart()
 		}
 		if err := vf.load(&spec, &data, stderr, *quiet, lim.opts()...); err != nil {
 			return err
@@ -378,40 +399,76 @@ func progressPrinter(w io.Writer) func(sgd.Progress) {
 	}
 }
 
-// startCPUProfile starts writing a CPU profile to path and returns the
-// function that stops it.
-func startCPUProfile(path string) (func(), error) {
-	f, err := os.Create(path)
+// startCPUProfile starts writing a CPU profile to path (by the rules of
+// package internal/atomicfile) and returns the function that stops it and
+// puts the file in place.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+		f.Abort()
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		return nil
+	}, nil
 }
 
-// writeJSON writes v as indented JSON to path atomically.
+// writeJSON writes v as indented JSON to path by the rules of package
+// internal/atomicfile ("-" is standard output).
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
 	b = append(b, '\n')
-	if path == "-" {
-		_, err := os.Stdout.Write(b)
+	err = atomicfile.WriteFile(path, func(w io.Writer) error {
+		_, err := w.Write(b)
 		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("writing metrics: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	}, atomicfile.Stdout(os.Stdout))
+	if err != nil {
 		return fmt.Errorf("writing metrics: %w", err)
 	}
 	return nil
+}
+
+// checkTrainFiles checks, before train reads or trains anything, that its
+// input files exist (-c TEST, --valid, --init, --resume, and -t when it is
+// a file) and that its outputs may be written (checkOutputs): outs, plus
+// --checkpoint and --cache (cache "auto" is TRAIN.cpmcache). No output may
+// be a data input; -o may be the --init model and --checkpoint the
+// --resume file, which they continue.
+func checkTrainFiles(train, test, valid string, ckf *checkpointFlags, cache string, outs []outputPath) error {
+	ins := [][2]string{{"-c", test}, {"--valid", valid}, {"--init", ckf.init}, {"--resume", ckf.resume}}
+	if !isShardInput(train) {
+		ins = append(ins, [2]string{"-t", train})
+	}
+	if err := checkInputs(ins...); err != nil {
+		return err
+	}
+	data := []string{train, test, valid}
+	all := append([]string{ckf.init, ckf.resume}, data...)
+	for i := range outs {
+		outs[i].inputs = all
+		if outs[i].flag == "-o" {
+			outs[i].inputs = append([]string{ckf.resume}, data...)
+		}
+	}
+	if cache == "auto" && !isShardInput(train) {
+		cache = train + ".cpmcache"
+	} else if cache == "auto" {
+		cache = ""
+	}
+	outs = append(outs,
+		outputPath{flag: "--checkpoint", path: ckf.checkpoint, inputs: append([]string{ckf.init}, data...)},
+		outputPath{flag: "--cache", path: cache, inputs: all, opts: cacheRules()})
+	return checkOutputs(outs...)
 }
 
 var _ flag.Value = (*labelFlag)(nil)
