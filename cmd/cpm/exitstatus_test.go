@@ -68,6 +68,7 @@ func TestExitStatuses(t *testing.T) {
 		{"missing data", []string{"train", "-q", "-t", missing, "-o", filepath.Join(dir, "m")}, exitIO, "no such file"},
 		{"missing model", []string{"eval", "-m", filepath.Join(dir, "none.model"), heart}, exitIO, "no such file"},
 		{"unwritable model", []string{"train", "-q", "-k", "2", "-i", "2000", "-t", heart, "-o", filepath.Join(dir, "no", "dir", "m")}, exitIO, "no such file"},
+		{"gen without the MNIST files", []string{"gen", "mnist8m-2", "--rows", "10", "--mnist", filepath.Join(dir, "no-mnist"), "-o", filepath.Join(dir, "g.libsvm")}, exitIO, "MNIST training files not found"},
 		{"training refuses", []string{"train", "-q", "-t", iris, "-o", filepath.Join(dir, "m")}, exitError, "one-vs-one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,6 +91,63 @@ func TestExitStatuses(t *testing.T) {
 			t.Errorf("cancelled train: exit %d, stderr %q; want 130", code, errb.String())
 		}
 	})
+}
+
+// A flag value out of range is a usage error naming the flag, found before
+// any data is read: the data file named here does not exist, so reading it
+// first would exit 4.
+func TestBadFlagValues(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.libsvm")
+	for _, tc := range []struct {
+		flags []string
+		want  string // in stderr
+	}{
+		{[]string{"-k", "65535"}, "-k 65535"},
+		{[]string{"-k", "2,70000"}, "-k 70000"},
+		{[]string{"-i", "-5"}, "-i -5"},
+		{[]string{"--iterations", "0"}, "-i 0"},
+		{[]string{"--lambda", "-1"}, "--lambda -1"},
+		{[]string{"--lambda", "NaN"}, "--lambda NaN"},
+		{[]string{"--lambda", "Inf"}, "--lambda +Inf"},
+		{[]string{"-C", "-1"}, "-C -1"},
+		{[]string{"-C", "NaN"}, "-C NaN"},
+		{[]string{"-C", "0x1p1024"}, "-C"}, // out of float64's range: the flag package refuses it
+		{[]string{"--bias", "NaN"}, "--bias NaN"},
+		{[]string{"--bias", "-Inf"}, "--bias -Inf"},
+		{[]string{"--cost_ratio", "NaN"}, "--cost_ratio NaN"},
+		{[]string{"--cost_ratio", "-2"}, "--cost_ratio -2"},
+		{[]string{"--entropy", "-1"}, "--entropy -1"},
+		{[]string{"--entropy", "NaN"}, "--entropy NaN"},
+		{[]string{"--workers", "-3"}, "--workers -3"},
+	} {
+		for _, cmd := range []string{"train", "cv"} {
+			args := append([]string{cmd, "-q"}, tc.flags...)
+			if cmd == "train" {
+				args = append(args, "-t", missing, "-o", missing+".model")
+			} else {
+				args = append(args, missing)
+			}
+			t.Run(strings.Join(args[:len(tc.flags)+2], " "), func(t *testing.T) {
+				code, _, errs := cpm(t, args...)
+				if code != exitUsage || !strings.Contains(errs, tc.want) {
+					t.Errorf("exit %d, stderr %q; want %d and %q", code, errs, exitUsage, tc.want)
+				}
+			})
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train", "-q", "--cache", "x.gz", "-t", missing, "-o", missing + ".model"}, "--cache x.gz"},
+		{[]string{"train", "-q", "--stream", "--cache", "x.cpmcache.ZST", "-t", missing, "-o", missing + ".model"}, "--cache x.cpmcache.ZST"},
+		{[]string{"cv", "-q", "--cv-workers", "-1", missing}, "--cv-workers -1"},
+	} {
+		code, _, errs := cpm(t, tc.args...)
+		if code != exitUsage || !strings.Contains(errs, tc.want) {
+			t.Errorf("cpm %s: exit %d, stderr %q; want %d and %q", strings.Join(tc.args, " "), code, errs, exitUsage, tc.want)
+		}
+	}
 }
 
 // exitStatus classifies errors by what they wrap, bad input before I/O.

@@ -88,6 +88,18 @@ func newInput(path, cache string, readers int, stderr io.Writer, quiet bool, opt
 	return in, nil
 }
 
+// checkCacheName refuses a --cache name with a compression suffix: the
+// cache format is not compressed, and such a name would be read back as a
+// compressed file.
+func checkCacheName(name string) error {
+	for _, ext := range []string{".zst", ".gz", ".bz2"} {
+		if len(name) > len(ext) && strings.EqualFold(name[len(name)-len(ext):], ext) {
+			return usagef("--cache %s: a cache file is not compressed (%s); name it *.cpmcache", name, ext)
+		}
+	}
+	return nil
+}
+
 // identity is the file whose size, time and head identify the source: the
 // input file, or a shard set's manifest.
 func (in *input) identity() string {

@@ -39,6 +39,7 @@ import (
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/shard"
+	"github.com/polyhedral/cpm/synth"
 )
 
 // usageError marks errors in the command line itself (exit status 2).
@@ -81,11 +82,13 @@ from the content); "-" reads standard input. Run "cpm COMMAND -h" for flags.
 Exit status:
   0    success
   1    any other error (e.g. training refused the data's labels)
-  2    usage error (bad command line)
+  2    usage error (bad command line: unknown command or flag, a flag value
+       out of range, a missing argument), found before any data is read
   3    bad input: a data file that does not parse, is corrupt or holds
        no rows, a model file that is not a valid cpm model
   4    I/O error: a file that cannot be opened, read or written (missing,
-       permission denied, disk full), a shard glob that matches no file
+       permission denied, disk full), a shard glob that matches no file,
+       the MNIST files cpm gen needs
   130  interrupted (SIGINT or SIGTERM)
 `
 
@@ -215,7 +218,8 @@ func isIOError(err error) bool {
 		errors.As(err, new(*os.SyscallError)) ||
 		errors.As(err, new(syscall.Errno)) ||
 		errors.Is(err, io.ErrShortWrite) ||
-		errors.Is(err, shard.ErrNoMatch) // a glob naming no file: as a missing file
+		errors.Is(err, shard.ErrNoMatch) || // a glob naming no file: as a missing file
+		errors.Is(err, synth.ErrNoMNIST) // the MNIST files gen needs: missing files
 }
 
 const versionUsage = "cpm version (or cpm --version)"
