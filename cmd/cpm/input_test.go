@@ -124,3 +124,28 @@ func TestStreamFromShards(t *testing.T) {
 		t.Fatalf("cache with a glob: exit %d, %q; want a usage error", code, errs)
 	}
 }
+
+// Streamed training from a shard directory refuses a shard that gives
+// other rows than its manifest records (13 lines made comments of the same
+// length, so the file size still matches): bad input, naming the shard.
+func TestStreamShardCountsChecked(t *testing.T) {
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	mustRun(t, "shard", "-n", "2", "--shuffle", "--seed", "5", "--ext", ".libsvm", heart, set)
+	p := filepath.Join(set, "part-00001-of-00002.libsvm")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	for i := range 13 {
+		lines[i] = append(append([]byte("#"), bytes.Repeat([]byte("x"), len(lines[i])-2)...), '\n')
+	}
+	if err := os.WriteFile(p, bytes.Join(lines, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := cpm(t, "train", "-q", "--stream", "-t", set, "-k", "2", "-i", "2000", "-o", filepath.Join(dir, "m"))
+	if code != exitBadInput || !strings.Contains(errs, p) || !strings.Contains(errs, "manifest records") {
+		t.Errorf("exit %d, stderr %q; want %d naming %s and the counts", code, errs, exitBadInput, p)
+	}
+}

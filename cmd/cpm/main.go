@@ -193,7 +193,7 @@ func isBadInput(err error) bool {
 		return true
 	}
 	for _, kind := range []error{
-		reader.ErrCorrupt, reader.ErrSchema, sgd.ErrNoRows, cv.ErrNoData, shard.ErrIncomplete,
+		reader.ErrCorrupt, reader.ErrSchema, sgd.ErrNoRows, cv.ErrNoData, shard.ErrIncomplete, shard.ErrManifestMismatch,
 		model.ErrNotModel, model.ErrVersion, model.ErrTruncated, model.ErrChecksum, model.ErrCorrupt, model.ErrInvalid,
 		plume.ErrModel,
 	} {
