@@ -176,7 +176,7 @@ func CheckCache(cachePath, source string, opts ...Option) error {
 		return err
 	}
 	defer f.Close()
-	got, _, _, err := readCacheHeader(bufio.NewReader(f), cachePath)
+	got, recorded, _, err := readCacheHeader(bufio.NewReader(f), cachePath)
 	if err != nil {
 		return err
 	}
@@ -185,6 +185,8 @@ func CheckCache(cachePath, source string, opts ...Option) error {
 		return err
 	}
 	switch {
+	case recorded == "":
+		return fmt.Errorf("%s: %w: the cache records no source file", cachePath, ErrCacheStale)
 	case got.size != want.size:
 		return fmt.Errorf("%s: %w: source %s is %d bytes, the cache was built from %d", cachePath, ErrCacheStale, source, want.size, got.size)
 	case got.mtime != want.mtime:
@@ -212,13 +214,22 @@ type CacheWriter struct {
 
 // CreateCache starts a cache at path for the rows of the file source, whose
 // identity (size, modification time, first 64 KiB) it records so that
-// CheckCache can tell when the source changes. The rows must have been read
-// with the given options (WithMaxIndex matters). Nothing appears at path
-// until Close succeeds.
+// CheckCache can tell when the source changes. An empty source or "-"
+// records no identity (rows from standard input, or from several files):
+// CheckCache never matches such a cache to a source, while OpenCache and
+// OpenBlocks read it as any other. The rows must have been read with the
+// given options (WithMaxIndex matters). Nothing appears at path until Close
+// succeeds.
 func CreateCache(path, source string, opts ...Option) (*CacheWriter, error) {
-	id, err := identify(source, buildOptions(opts).maxIndex)
-	if err != nil {
-		return nil, err
+	id := sourceID{maxIndex: buildOptions(opts).maxIndex}
+	if source == "-" {
+		source = ""
+	}
+	if source != "" {
+		var err error
+		if id, err = identify(source, id.maxIndex); err != nil {
+			return nil, err
+		}
 	}
 	if path == "-" {
 		return nil, errors.New("reader: a cache must be a file, not standard output")

@@ -8,7 +8,7 @@
 //	cpm predict -m MODEL -c DATA [-s SCORES]          score rows
 //	cpm eval    -m MODEL [--json F] DATA              error rate, confusion, face counts
 //	cpm export  -m MODEL [-o TEXT]                    readable text dump of a model
-//	cpm convert IN -o OUT                             any format -> any format (LIBSVM, Arrow, Parquet)
+//	cpm convert IN -o OUT                             any format -> any format (LIBSVM, Arrow, Parquet, cache)
 //	cpm shard   -n N --shuffle IN OUTDIR              shuffled shards of an input larger than memory
 //	cpm gen     NAME -o OUT                           generated data at the papers' scale
 //	cpm bench   seeds | cpm-table                     the papers' tables, ours beside theirs
@@ -60,7 +60,8 @@ usage:
   cpm convert --idx-images F --idx-labels F [--digit D] -o OUT
                                                     MNIST idx files -> LIBSVM (.zst/.gz/plain)
   cpm convert IN -o OUT                             between LIBSVM(.zst/.gz/plain), Arrow (.arrow,
-                                                    .arrows) and Parquet (.parquet)
+                                                    .arrows), Parquet (.parquet) and the row
+                                                    cache (.cpmcache)
   cpm cv      [--learner NAME] [-r R] [-f F] [--scale01] DATA
                                                     repeated stratified k-fold cross-validation
   cpm gen     NAME [--rows N] [--seed S] -o OUT     generated data (cpm gen --help lists the names)
