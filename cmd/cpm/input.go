@@ -12,6 +12,7 @@ import (
 
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
+	"github.com/polyhedral/cpm/shard"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -22,15 +23,23 @@ const streamBlockRows = 4096
 // reader.OpenBlocks reads, or a shard set (a directory written by cpm shard,
 // or a glob), optionally through a binary cache that the first pass writes
 // and later passes read.
+//
+// Every pass reads the same files: newInput records each input file (the
+// file, or a shard set's manifest and shard files; a glob's matches are
+// fixed then) and the cache once it is complete, and every pass, when it
+// opens and when it ends, checks that each is still the file recorded
+// (pin.check), failing with an error wrapping errInputChanged otherwise.
 type input struct {
 	path    string          // file, shard directory or glob
 	cache   string          // cache file, or "" for none
 	readers int             // parallel readers of a shard set
 	opts    []reader.Option // input limits (limits.go), for every reader and the cache
+	shards  []string        // a glob's shard files, as matched by newInput
 
 	mu         sync.Mutex
 	cacheReady bool // the cache is complete and matches the source
 	cacheW     *reader.CacheWriter
+	pins       []pin // the source's files; the cache's once it is complete
 	stats      inputStats
 }
 
@@ -55,6 +64,9 @@ func newInput(path, cache string, readers int, stderr io.Writer, quiet bool, opt
 		}
 		in.cache = path + ".cpmcache"
 	}
+	if err := in.pinSource(); err != nil {
+		return nil, err
+	}
 	if in.cache == "" {
 		return in, nil
 	}
@@ -65,6 +77,9 @@ func newInput(path, cache string, readers int, stderr io.Writer, quiet bool, opt
 		return nil, usagef("--cache with a glob: give the shard directory instead (its manifest identifies the set)")
 	}
 	err := reader.CheckCache(in.cache, in.identity(), in.opts...)
+	if err == nil {
+		err = in.pinCache()
+	}
 	switch {
 	case err == nil:
 		in.cacheReady, in.stats.cacheReused = true, true
@@ -109,9 +124,68 @@ func (in *input) identity() string {
 	return in.path
 }
 
+// pinSource records the source's files: the input file, or a shard
+// directory's manifest and shards, or the files a glob matches now (which
+// every pass then reads, whatever the glob matches later). Standard input
+// is read once and has nothing to record.
+func (in *input) pinSource() error {
+	var files []string
+	switch {
+	case in.path == "-":
+		return nil
+	case isDir(in.path):
+		list, err := shard.Files(in.path)
+		if err != nil {
+			return err
+		}
+		files = append([]string{shardIdentity(in.path)}, list...)
+	case isShardInput(in.path):
+		list, err := shard.Files(in.path)
+		if err != nil {
+			return err
+		}
+		in.shards, files = list, list
+	default:
+		files = []string{in.path}
+	}
+	for _, f := range files {
+		p, err := pinFile(f)
+		if err != nil {
+			return err
+		}
+		in.pins = append(in.pins, p)
+	}
+	return nil
+}
+
+// pinCache records the complete cache file, so that a cache another run
+// rebuilds under the same name is noticed.
+func (in *input) pinCache() error {
+	p, err := pinFile(in.cache)
+	if err != nil {
+		return err
+	}
+	in.pins = append(in.pins, p)
+	return nil
+}
+
+// checkPins checks that every recorded file is still the one recorded.
+// The caller holds in.mu.
+func (in *input) checkPins() error {
+	for _, p := range in.pins {
+		if err := p.check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // openSource opens one pass over the source itself.
 func (in *input) openSource() (reader.BlockReader, error) {
-	if isShardInput(in.path) {
+	switch {
+	case in.shards != nil:
+		return shard.OpenFiles(in.shards, shard.ReadConfig{Readers: in.readers, BlockRows: streamBlockRows}, in.opts...)
+	case isShardInput(in.path):
 		return openShards(in.path, in.readers, in.opts...)
 	}
 	return reader.OpenBlocks(in.path, streamBlockRows, in.opts...)
@@ -119,14 +193,22 @@ func (in *input) openSource() (reader.BlockReader, error) {
 
 // openPass opens pass k: from the cache when it is complete, otherwise from
 // the source, writing the cache on the way when this is the first pass.
+// It first checks that the input files are the ones the run started with.
 func (in *input) openPass(k int) (reader.BlockReader, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if k == 1 {
 		in.stats.passStart = time.Now()
 	}
+	if err := in.checkPins(); err != nil {
+		return nil, err
+	}
 	if in.cacheReady {
-		return reader.OpenCache(in.cache, streamBlockRows, in.opts...)
+		r, err := reader.OpenCache(in.cache, streamBlockRows, in.opts...)
+		if err != nil {
+			return nil, err
+		}
+		return &passTimer{BlockReader: r, in: in}, nil
 	}
 	src, err := in.openSource()
 	if err != nil {
@@ -144,28 +226,42 @@ func (in *input) openPass(k int) (reader.BlockReader, error) {
 	return &passTimer{BlockReader: reader.TeeCache(src, w), in: in, first: true, cache: true}, nil
 }
 
-// passTimer notes when the first pass ends and whether it completed the
-// cache.
+// passTimer checks at the end of every pass that the input files are
+// still the ones the run started with, and notes when the first pass ends
+// and whether it completed the cache (which it then records).
 type passTimer struct {
 	reader.BlockReader
 	in    *input
 	first bool
 	cache bool
 	ended bool
+	err   error // sticky: an input file changed during the pass
 }
 
 func (p *passTimer) Next() (*sparsevec.CSR, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
 	b, err := p.BlockReader.Next()
-	if err == io.EOF && p.first && !p.ended {
-		p.ended = true
-		in := p.in
-		in.mu.Lock()
+	if err != io.EOF || p.ended {
+		return b, err
+	}
+	p.ended = true
+	in := p.in
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if p.err = in.checkPins(); p.err != nil {
+		return nil, p.err
+	}
+	if p.first {
 		in.stats.firstPass = time.Since(in.stats.passStart)
 		if p.cache {
+			if p.err = in.pinCache(); p.err != nil {
+				return nil, p.err
+			}
 			in.cacheReady, in.stats.cacheBuilt = true, true
 			in.stats.cacheWrite = in.cacheW.Seconds()
 		}
-		in.mu.Unlock()
 	}
 	return b, err
 }

@@ -3,10 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/polyhedral/cpm/sparsevec"
 )
 
 // Streamed training gives the same model whether the rows come from the
@@ -147,5 +153,172 @@ func TestStreamShardCountsChecked(t *testing.T) {
 	code, _, errs := cpm(t, "train", "-q", "--stream", "-t", set, "-k", "2", "-i", "2000", "-o", filepath.Join(dir, "m"))
 	if code != exitBadInput || !strings.Contains(errs, p) || !strings.Contains(errs, "manifest records") {
 		t.Errorf("exit %d, stderr %q; want %d naming %s and the counts", code, errs, exitBadInput, p)
+	}
+}
+
+// readPass reads pass k of in to the end and returns its rows and error.
+func readPass(t *testing.T, in *input, k int) (int, error) {
+	t.Helper()
+	b, err := in.openPass(k)
+	if err != nil {
+		return 0, err
+	}
+	defer b.Close()
+	rows := 0
+	for {
+		blk, err := b.Next()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return rows, err
+		}
+		rows += blk.Rows()
+		b.Release(blk)
+	}
+}
+
+// A streamed run reads the same files on every pass: a training file
+// replaced by a rename, rewritten in place, or a shared cache rebuilt by
+// another run from other data, fails the next pass (or the pass under way,
+// at its end) with an error naming the file, instead of training on other
+// data.
+func TestStreamInputIdentity(t *testing.T) {
+	dir := t.TempDir()
+	heartText := readFile(t, heart)
+	other := bytes.ReplaceAll(heartText, []byte("\n+1 "), []byte("\n-1 ")) // same length, other labels
+	write := func(path string, b []byte) {
+		t.Helper()
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changed := func(t *testing.T, err error, path, what string) {
+		t.Helper()
+		if !errors.Is(err, errInputChanged) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), what) || exitStatus(err) != exitBadInput {
+			t.Fatalf("got %v (exit %d); want errInputChanged naming %s and %q, exit 3", err, exitStatus(err), path, what)
+		}
+	}
+	newIn := func(t *testing.T, path, cache string) *input {
+		t.Helper()
+		in, err := newInput(path, cache, 2, io.Discard, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := readPass(t, in, 1); err != nil || n != 270 {
+			t.Fatalf("pass 1: %d rows, %v", n, err)
+		}
+		return in
+	}
+
+	t.Run("renamed over", func(t *testing.T) {
+		p, q := filepath.Join(dir, "a.libsvm"), filepath.Join(dir, "a.new")
+		write(p, heartText)
+		in := newIn(t, p, "")
+		write(q, other)
+		if err := os.Rename(q, p); err != nil {
+			t.Fatal(err)
+		}
+		_, err := readPass(t, in, 2)
+		changed(t, err, p, "another file now has its name")
+	})
+	t.Run("rewritten in place", func(t *testing.T) {
+		p := filepath.Join(dir, "b.libsvm")
+		write(p, heartText)
+		in := newIn(t, p, "")
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(p, other)
+		// Same inode, size and time: only the contents tell.
+		if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+		_, err = readPass(t, in, 2)
+		changed(t, err, p, "first or last 64 KiB differ")
+	})
+	t.Run("grown during a pass", func(t *testing.T) {
+		p := filepath.Join(dir, "c.libsvm")
+		write(p, heartText)
+		in := newIn(t, p, "")
+		b, err := in.openPass(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("1 1:1\n")
+		f.Close()
+		for err == nil {
+			var blk *sparsevec.CSR
+			if blk, err = b.Next(); err == nil {
+				b.Release(blk)
+			}
+		}
+		changed(t, err, p, fmt.Sprintf("%d bytes, %d when training started", len(heartText)+6, len(heartText)))
+	})
+	t.Run("cache rebuilt by another run", func(t *testing.T) {
+		p, q := filepath.Join(dir, "d.libsvm"), filepath.Join(dir, "e.libsvm")
+		cache := filepath.Join(dir, "shared.cpmcache")
+		write(p, heartText)
+		write(q, other)
+		in := newIn(t, p, cache) // writes the cache
+		newIn(t, q, cache)       // another run: the cache is stale for it, so it rebuilds it
+		_, err := readPass(t, in, 2)
+		changed(t, err, cache, "another file now has its name")
+	})
+	t.Run("unchanged", func(t *testing.T) {
+		p := filepath.Join(dir, "f.libsvm")
+		write(p, heartText)
+		in := newIn(t, p, filepath.Join(dir, "f.cpmcache"))
+		for k := 2; k <= 3; k++ {
+			if n, err := readPass(t, in, k); err != nil || n != 270 {
+				t.Fatalf("pass %d: %d rows, %v", k, n, err)
+			}
+		}
+	})
+}
+
+// The reproduction end to end: a training file replaced with mv while
+// cpm train --stream runs makes the run fail with status 3, naming the
+// file, instead of finishing on the other data.
+func TestStreamFileReplacedMidRun(t *testing.T) {
+	dir := t.TempDir()
+	p, q := filepath.Join(dir, "train.libsvm"), filepath.Join(dir, "other.libsvm")
+	text := readFile(t, heart)
+	if err := os.WriteFile(p, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(q, bytes.ReplaceAll(text, []byte("\n+1 "), []byte("\n-1 ")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errb := newSyncBuffer("step")
+	cmd := startCPM(t, errb, "train", "--stream", "-t", p, "-k", "3", "-i", "1000000000", "--progress-every", "20000", "-o", filepath.Join(dir, "m.model"))
+	exited := waitFor(t, cmd, "a progress line", func() bool {
+		select {
+		case <-errb.seen:
+			return true
+		default:
+			return false
+		}
+	}, errb)
+	if err := os.Rename(q, p); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("still training 60 s after its file was replaced; stderr:\n%s", errb)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitBadInput || !strings.Contains(errb.String(), p+": input file changed during training") {
+		t.Errorf("exit %d, stderr:\n%s\nwant %d naming %s", code, errb, exitBadInput, p)
+	}
+	if exists(filepath.Join(dir, "m.model")) {
+		t.Error("a model was written")
 	}
 }

@@ -85,8 +85,9 @@ Exit status:
   1    any other error (e.g. training refused the data's labels)
   2    usage error (bad command line: unknown command or flag, a flag value
        out of range, a missing argument), found before any data is read
-  3    bad input: a data file that does not parse, is corrupt or holds
-       no rows, a model file that is not a valid cpm model
+  3    bad input: a data file that does not parse, is corrupt, holds
+       no rows, disagrees with its shard manifest or changes during a
+       --stream run; a model or checkpoint file that is not valid
   4    I/O error: a file that cannot be opened, read or written (missing,
        permission denied, disk full), a shard glob that matches no file,
        the MNIST files cpm gen needs
@@ -196,7 +197,7 @@ func isBadInput(err error) bool {
 	for _, kind := range []error{
 		reader.ErrCorrupt, reader.ErrSchema, sgd.ErrNoRows, cv.ErrNoData, shard.ErrIncomplete, shard.ErrManifestMismatch,
 		model.ErrNotModel, model.ErrVersion, model.ErrTruncated, model.ErrChecksum, model.ErrCorrupt, model.ErrInvalid,
-		plume.ErrModel,
+		plume.ErrModel, errInputChanged,
 	} {
 		if errors.Is(err, kind) {
 			return true
