@@ -119,6 +119,17 @@ func TestBadFlagValues(t *testing.T) {
 		{[]string{"--entropy", "-1"}, "--entropy -1"},
 		{[]string{"--entropy", "NaN"}, "--entropy NaN"},
 		{[]string{"--workers", "-3"}, "--workers -3"},
+		{[]string{"--learner", "polyceptron-batch", "-k", "65537"}, "-k 65537"},
+		{[]string{"--learner", "polyceptron-online", "--step", "NaN"}, "--step NaN"},
+		{[]string{"--learner", "plume", "--gamma", "-1"}, "--gamma -1"},
+		{[]string{"--learner", "plume", "--epsilon", "Inf"}, "--epsilon +Inf"},
+		{[]string{"--learner", "plume", "--inner-iter", "-1"}, "--inner-iter -1"},
+		{[]string{"--learner", "plume", "--max-iter", "-1"}, "--max-iter -1"},
+		{[]string{"--learner", "polyceptron-batch", "--restarts", "-2"}, "--restarts -2"},
+		{[]string{"--learner", "kperceptron", "--sigma", "-1"}, "--sigma -1"},
+		{[]string{"--learner", "kperceptron", "--coef0", "NaN"}, "--coef0 NaN"},
+		{[]string{"--learner", "kperceptron", "--degree", "-2"}, "--degree -2"},
+		{[]string{"--learner", "kperceptron", "--cache-mb", "-1"}, "--cache-mb -1"},
 	} {
 		for _, cmd := range []string{"train", "cv"} {
 			args := append([]string{cmd, "-q"}, tc.flags...)

@@ -142,13 +142,42 @@ func (l *learnerFlags) build() (learner.Spec, error) {
 // one (--lambda, --workers).
 func (l *learnerFlags) validate() error {
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	c := l.spec.CPM
+	c, s := l.spec.CPM, &l.spec
+	maxK := assign.MaxFaces // cpm
+	switch l.name {
+	case learner.PolyceptronOnline, learner.PolyceptronBatch, learner.PLUME, learner.SPLA1:
+		maxK = 1 << 16
+	}
 	for _, k := range l.k {
-		if k > assign.MaxFaces {
-			return usagef("-k %d: want a number of faces from 1 to %d", k, assign.MaxFaces)
+		if k > maxK {
+			return usagef("-k %d: want a number of faces from 1 to %d", k, maxK)
+		}
+	}
+	nonNeg := func(name string, v float64) error {
+		if !finite(v) || v < 0 {
+			return usagef("%s %v: want a finite value >= 0 (0 for the default)", name, v)
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"--step", l.step}, {"--gamma", l.gamma}, {"--epsilon", s.PLUME.Epsilon}, {"--sigma", s.Kernel.Kernel.Sigma}} {
+		if err := nonNeg(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"--degree", s.Kernel.Kernel.Degree}, {"--cache-mb", s.Kernel.CacheMB}, {"--max-iter", s.Polyceptron.MaxIter}, {"--restarts", s.Polyceptron.Restarts}, {"--inner-iter", s.PLUME.InnerIter}} {
+		if f.v < 0 {
+			return usagef("%s %d: want a whole number >= 0 (0 for the default)", f.name, f.v)
 		}
 	}
 	switch {
+	case !finite(s.Kernel.Kernel.Coef0):
+		return usagef("--coef0 %v: want a finite value", s.Kernel.Kernel.Coef0)
 	case l.iterations < 1:
 		return usagef("-i %d: want at least 1 SGD step", l.iterations)
 	case !finite(c.C) || c.C <= 0:
