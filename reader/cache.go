@@ -474,15 +474,16 @@ type CacheReader struct {
 
 // OpenCache opens a cache file written by CacheWriter. blockRows is ignored
 // (the blocks are the ones written); it is there so OpenCache fits
-// OpenBlocks. Of the options only WithMaxIndex applies: a row with a larger
-// index is a *RowError wrapping ErrIndexRange, as in the other formats,
-// whatever limit the cache was built with.
+// OpenBlocks. Of the options only WithMaxIndex and WithOpener apply: a row
+// with a larger index is a *RowError wrapping ErrIndexRange, as in the other
+// formats, whatever limit the cache was built with.
 func OpenCache(path string, blockRows int, opts ...Option) (BlockReader, error) {
-	return openCache(path, buildOptions(opts).maxIndex)
+	o := buildOptions(opts)
+	return openCache(path, o.maxIndex, o.openFile)
 }
 
-func openCache(path string, maxIndex uint32) (*CacheReader, error) {
-	f, err := os.Open(path)
+func openCache(path string, maxIndex uint32, open func(string) (*os.File, error)) (*CacheReader, error) {
+	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}

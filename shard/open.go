@@ -120,7 +120,7 @@ func Open(pattern string, cfg ReadConfig, opts ...reader.Option) (reader.BlockRe
 		if err != nil {
 			return nil, err
 		}
-		r.want = m.Shards
+		r.ExpectCounts(m.Shards)
 		return r, nil
 	}
 	files, err := Files(pattern)
@@ -131,7 +131,7 @@ func Open(pattern string, cfg ReadConfig, opts ...reader.Option) (reader.BlockRe
 }
 
 // OpenFiles is Open over the given shard files, in the given order, with
-// no manifest to check their counts against.
+// no manifest to check their counts against (see ExpectCounts).
 func OpenFiles(files []string, cfg ReadConfig, opts ...reader.Option) (*Reader, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("shard: no shard files: %w", ErrNoMatch)
@@ -335,6 +335,18 @@ func (r *Reader) Next() (*sparsevec.CSR, error) {
 	}
 	r.err = io.EOF
 	return nil, io.EOF
+}
+
+// ExpectCounts makes r check, as each shard ends, that the rows and
+// nonzeros it gave are those of shards (a manifest's, in the order of the
+// files), failing with an error wrapping ErrManifestMismatch otherwise.
+// Call it before the first Next. It panics if shards does not have one
+// entry per file.
+func (r *Reader) ExpectCounts(shards []ShardInfo) {
+	if len(shards) != len(r.files) {
+		panic(fmt.Sprintf("shard: ExpectCounts with %d shards for %d files", len(shards), len(r.files)))
+	}
+	r.want = slices.Clone(shards)
 }
 
 // checkCounts compares what shard s gave with its manifest's counts, if

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,22 +27,27 @@ const streamBlockRows = 4096
 // or a glob), optionally through a binary cache that the first pass writes
 // and later passes read.
 //
-// Every pass reads the same files: newInput records each input file (the
-// file, or a shard set's manifest and shard files; a glob's matches are
-// fixed then) and the cache once it is complete, and every pass, when it
-// opens and when it ends, checks that each is still the file recorded
-// (pin.check), failing with an error wrapping errInputChanged otherwise.
+// Every pass reads the same files: newInput opens each input file (the
+// file, or the shards a shard directory's manifest or a glob names then)
+// and keeps it open (pin), and the cache too once it is complete; every
+// pass reads the kept files (reader.WithOpener), whatever their names
+// hold by then, and checks, when it opens and when it ends, that none was
+// changed in place (pin.check), failing with an error wrapping
+// errInputChanged otherwise. close closes the kept files.
 type input struct {
-	path    string          // file, shard directory or glob
-	cache   string          // cache file, or "" for none
-	readers int             // parallel readers of a shard set
-	opts    []reader.Option // input limits (limits.go), for every reader and the cache
-	shards  []string        // a glob's shard files, as matched by newInput
+	path     string            // file, shard directory or glob
+	cache    string            // cache file, or "" for none
+	readers  int               // parallel readers of a shard set
+	opts     []reader.Option   // input limits (limits.go) and the opener of kept files, for every reader and the cache
+	shards   []string          // a shard set's files, as named when the run started
+	manifest []shard.ShardInfo // a shard directory's manifest entries, one per file
+
+	pinMu sync.Mutex
+	pins  map[string]*pin // kept files by path: the source's; the cache's once it is complete
 
 	mu         sync.Mutex
 	cacheReady bool // the cache is complete and matches the source
 	cacheW     *reader.CacheWriter
-	pins       []pin // the source's files; the cache's once it is complete
 	stats      inputStats
 }
 
@@ -57,7 +65,8 @@ type inputStats struct {
 // cache can be used. cache "auto" means path + ".cpmcache". opts apply to
 // every pass and to the cache.
 func newInput(path, cache string, readers int, stderr io.Writer, quiet bool, opts ...reader.Option) (*input, error) {
-	in := &input{path: path, cache: cache, readers: readers, opts: opts}
+	in := &input{path: path, cache: cache, readers: readers, pins: map[string]*pin{}}
+	in.opts = append(slices.Clip(opts), reader.WithOpener(in.open))
 	if cache == "auto" {
 		if isShardInput(path) {
 			return nil, usagef("--cache auto needs a file input; name the cache for a shard set")
@@ -65,16 +74,27 @@ func newInput(path, cache string, readers int, stderr io.Writer, quiet bool, opt
 		in.cache = path + ".cpmcache"
 	}
 	if err := in.pinSource(); err != nil {
+		in.close()
 		return nil, err
 	}
 	if in.cache == "" {
 		return in, nil
 	}
-	if path == "-" {
-		return nil, usagef("--cache needs a file, not standard input")
+	if err := in.checkCache(stderr, quiet); err != nil {
+		in.close()
+		return nil, err
 	}
-	if isShardInput(path) && !isDir(path) {
-		return nil, usagef("--cache with a glob: give the shard directory instead (its manifest identifies the set)")
+	return in, nil
+}
+
+// checkCache decides whether the existing cache file is used (and then
+// keeps it open) or the first pass rebuilds it.
+func (in *input) checkCache(stderr io.Writer, quiet bool) error {
+	if in.path == "-" {
+		return usagef("--cache needs a file, not standard input")
+	}
+	if isShardInput(in.path) && !isDir(in.path) {
+		return usagef("--cache with a glob: give the shard directory instead (its manifest identifies the set)")
 	}
 	err := reader.CheckCache(in.cache, in.identity(), in.opts...)
 	if err == nil {
@@ -88,7 +108,7 @@ func newInput(path, cache string, readers int, stderr io.Writer, quiet bool, opt
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		if _, serr := reader.DetectFormat(in.identity()); serr != nil {
-			return nil, serr
+			return serr
 		}
 		if !quiet {
 			fmt.Fprintf(stderr, "the first pass writes cache %s\n", in.cache)
@@ -98,9 +118,9 @@ func newInput(path, cache string, readers int, stderr io.Writer, quiet bool, opt
 			fmt.Fprintf(stderr, "rebuilding cache: %v\n", err)
 		}
 	default:
-		return nil, err
+		return err
 	}
-	return in, nil
+	return nil
 }
 
 // checkCacheName refuses a --cache name with a compression suffix: the
@@ -124,54 +144,75 @@ func (in *input) identity() string {
 	return in.path
 }
 
-// pinSource records the source's files: the input file, or a shard
-// directory's manifest and shards, or the files a glob matches now (which
-// every pass then reads, whatever the glob matches later). Standard input
-// is read once and has nothing to record.
+// pinSource keeps the source's files open: the input file, or the shards
+// a shard directory's manifest (whose counts every pass checks) or a glob
+// names now. Standard input is read once and has nothing to keep.
 func (in *input) pinSource() error {
-	var files []string
 	switch {
 	case in.path == "-":
 		return nil
 	case isDir(in.path):
-		list, err := shard.Files(in.path)
+		m, err := shard.Check(in.path)
 		if err != nil {
 			return err
 		}
-		files = append([]string{shardIdentity(in.path)}, list...)
+		for _, s := range m.Shards {
+			in.shards = append(in.shards, filepath.Join(in.path, s.Name))
+		}
+		in.manifest = m.Shards
 	case isShardInput(in.path):
 		list, err := shard.Files(in.path)
 		if err != nil {
 			return err
 		}
-		in.shards, files = list, list
+		in.shards = list
 	default:
-		files = []string{in.path}
+		return in.pinFile(in.path)
 	}
-	for _, f := range files {
-		p, err := pinFile(f)
-		if err != nil {
+	for _, f := range in.shards {
+		if err := in.pinFile(f); err != nil {
 			return err
 		}
-		in.pins = append(in.pins, p)
 	}
 	return nil
 }
 
-// pinCache records the complete cache file, so that a cache another run
-// rebuilds under the same name is noticed.
-func (in *input) pinCache() error {
-	p, err := pinFile(in.cache)
+// pinFile opens path and keeps it.
+func (in *input) pinFile(path string) error {
+	p, err := pinFile(path)
 	if err != nil {
 		return err
 	}
-	in.pins = append(in.pins, p)
+	in.pinMu.Lock()
+	defer in.pinMu.Unlock()
+	if old := in.pins[path]; old != nil {
+		old.close()
+	}
+	in.pins[path] = p
 	return nil
 }
 
-// checkPins checks that every recorded file is still the one recorded.
-// The caller holds in.mu.
+// pinCache keeps the complete cache file open, so that every later pass
+// reads this cache even if another run rebuilds one under the same name.
+func (in *input) pinCache() error { return in.pinFile(in.cache) }
+
+// open is the reader.WithOpener function of the run's readers: a new
+// descriptor of the kept file at path, or of path itself if it is not kept
+// (the cache while the first pass writes it).
+func (in *input) open(path string) (*os.File, error) {
+	in.pinMu.Lock()
+	p := in.pins[path]
+	in.pinMu.Unlock()
+	if p == nil {
+		return os.Open(path)
+	}
+	return p.open()
+}
+
+// checkPins checks that no kept file was changed.
 func (in *input) checkPins() error {
+	in.pinMu.Lock()
+	defer in.pinMu.Unlock()
 	for _, p := range in.pins {
 		if err := p.check(); err != nil {
 			return err
@@ -180,15 +221,29 @@ func (in *input) checkPins() error {
 	return nil
 }
 
+// close closes the kept files.
+func (in *input) close() {
+	in.pinMu.Lock()
+	defer in.pinMu.Unlock()
+	for path, p := range in.pins {
+		p.close()
+		delete(in.pins, path)
+	}
+}
+
 // openSource opens one pass over the source itself.
 func (in *input) openSource() (reader.BlockReader, error) {
-	switch {
-	case in.shards != nil:
-		return shard.OpenFiles(in.shards, shard.ReadConfig{Readers: in.readers, BlockRows: streamBlockRows}, in.opts...)
-	case isShardInput(in.path):
-		return openShards(in.path, in.readers, in.opts...)
+	if in.shards == nil {
+		return reader.OpenBlocks(in.path, streamBlockRows, in.opts...)
 	}
-	return reader.OpenBlocks(in.path, streamBlockRows, in.opts...)
+	r, err := shard.OpenFiles(in.shards, shard.ReadConfig{Readers: in.readers, BlockRows: streamBlockRows}, in.opts...)
+	if err != nil {
+		return nil, err
+	}
+	if in.manifest != nil {
+		r.ExpectCounts(in.manifest)
+	}
+	return r, nil
 }
 
 // openPass opens pass k: from the cache when it is complete, otherwise from
@@ -368,6 +423,7 @@ func loadTraining(path, cache string, stderr io.Writer, quiet bool, opts ...read
 	if err != nil {
 		return nil, err
 	}
+	defer in.close()
 	if isShardInput(path) {
 		return nil, usagef("a shard set is read with --stream")
 	}

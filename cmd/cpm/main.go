@@ -86,8 +86,8 @@ Exit status:
   2    usage error (bad command line: unknown command or flag, a flag value
        out of range, a missing argument), found before any data is read
   3    bad input: a data file that does not parse, is corrupt, holds
-       no rows, disagrees with its shard manifest or changes during a
-       --stream run; a model or checkpoint file that is not valid
+       no rows, disagrees with its shard manifest or is rewritten during
+       a --stream run; a model or checkpoint file that is not valid
   4    I/O error: a file that cannot be opened, read or written (missing,
        permission denied, disk full), a shard glob that matches no file,
        the MNIST files cpm gen needs

@@ -207,6 +207,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		if err != nil {
 			return err
 		}
+		defer in.close()
 		if err := vf.load(&spec, nil, stderr, *quiet, lim.opts()...); err != nil {
 			return err
 		}
