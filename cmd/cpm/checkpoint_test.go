@@ -367,11 +367,13 @@ func TestResumeCommand(t *testing.T) {
 	}
 }
 
-// A checkpoint with a valid checksum but a NaN weight is bad input (status
-// 3) at --resume, before any training, naming the weight.
-func TestResumeRefusesNaNWeight(t *testing.T) {
-	dir := t.TempDir()
-	ck, out := filepath.Join(dir, "ck"), filepath.Join(dir, "m.model")
+// nanWeightCheckpoint trains heart_scale briefly with a checkpoint in dir,
+// then sets the checkpoint's first weight to NaN and recomputes its
+// checksum. It returns the train arguments (without --resume) and the
+// checkpoint's path.
+func nanWeightCheckpoint(t *testing.T, dir string) ([]string, string) {
+	t.Helper()
+	ck, out := filepath.Join(dir, "nan.ck"), filepath.Join(dir, "nan.model")
 	args := []string{"train", "-q", "-k", "2", "-i", "3000", "-t", heart, "-o", out, "--checkpoint", ck}
 	mustRun(t, args...)
 	b := readFile(t, ck)
@@ -389,6 +391,16 @@ func TestResumeRefusesNaNWeight(t *testing.T) {
 	if err := os.WriteFile(ck, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Remove(out); err != nil {
+		t.Fatal(err)
+	}
+	return args, ck
+}
+
+// A checkpoint with a valid checksum but a NaN weight is bad input (status
+// 3) at --resume, before any training, naming the weight.
+func TestResumeRefusesNaNWeight(t *testing.T) {
+	args, ck := nanWeightCheckpoint(t, t.TempDir())
 	code, _, errs := cpm(t, append(args, "--resume", ck)...)
 	if code != exitBadInput || !strings.Contains(errs, "weight of feature 0, face 0 is NaN") || !strings.Contains(errs, ck) {
 		t.Errorf("resume from a NaN weight: exit %d, stderr %q; want %d naming the weight and the file", code, errs, exitBadInput)

@@ -18,6 +18,7 @@ import (
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/shard"
+	"github.com/polyhedral/cpm/synth"
 )
 
 // Every exit status of the table in cpm help and the README, through run.
@@ -43,6 +44,10 @@ func TestExitStatuses(t *testing.T) {
 	badLog := write("bad.jsonl", []byte("{\"task\":\"outer\",\"step\":1}\nnot json\n"))
 	missing := filepath.Join(dir, "missing.libsvm")
 	empty := write("empty.libsvm", nil)
+	glued := write("glued.libsvm", []byte("1 1:2#c\n-1 1:-1 #c\n1#c\n-1 2:1#x:y\n"))
+	noValue := write("novalue.libsvm", []byte("1 1:2\n1 1:#\n"))
+	nanArgs, nanCk := nanWeightCheckpoint(t, dir)
+	set, editedShard := editedShardSet(t, dir)
 
 	for _, tc := range []struct {
 		name string
@@ -69,6 +74,11 @@ func TestExitStatuses(t *testing.T) {
 		{"missing model", []string{"eval", "-m", filepath.Join(dir, "none.model"), heart}, exitIO, "no such file"},
 		{"unwritable model", []string{"train", "-q", "-k", "2", "-i", "2000", "-t", heart, "-o", filepath.Join(dir, "no", "dir", "m")}, exitIO, "no such file"},
 		{"gen without the MNIST files", []string{"gen", "mnist8m-2", "--rows", "10", "--mnist", filepath.Join(dir, "no-mnist"), "-o", filepath.Join(dir, "g.libsvm")}, exitIO, "MNIST training files not found"},
+		{"comment glued to a value", []string{"train", "-q", "-k", "2", "-i", "200", "-t", glued, "-o", filepath.Join(dir, "glued.model")}, exitOK, ""},
+		{"comment where a value is due", []string{"train", "-q", "-t", noValue, "-o", filepath.Join(dir, "m")}, exitBadInput, noValue + ":2:3: "},
+		{"convert to the cache format", []string{"convert", heart, "-o", filepath.Join(dir, "h.cpmcache")}, exitOK, ""},
+		{"CRC-valid checkpoint with a NaN weight", append(nanArgs, "--resume", nanCk), exitBadInput, "is NaN"},
+		{"shard disagreeing with its manifest", []string{"train", "-q", "--stream", "-k", "2", "-i", "2000", "-t", set, "-o", filepath.Join(dir, "m")}, exitBadInput, editedShard},
 		{"training refuses", []string{"train", "-q", "-t", iris, "-o", filepath.Join(dir, "m")}, exitError, "one-vs-one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,6 +198,10 @@ func TestExitStatusClassification(t *testing.T) {
 		{fmt.Errorf("x.libsvm: %w to train on", sgd.ErrNoRows), exitBadInput},
 		{fmt.Errorf("shard: dir: %w: no manifest", shard.ErrIncomplete), exitBadInput},
 		{fmt.Errorf("shard: %q: %w", "d/*.zst", shard.ErrNoMatch), exitIO},
+		{fmt.Errorf("shard 1 of 2: p: %w: read 1 rows", shard.ErrManifestMismatch), exitBadInput},
+		{fmt.Errorf("x: %w: 5 bytes, 4 when training started", errInputChanged), exitBadInput},
+		{fmt.Errorf("outer: %w", &sgd.CheckpointError{Name: "ck", Offset: -1, Err: sgd.ErrCheckpointCorrupt}), exitBadInput},
+		{fmt.Errorf("%w in d: %w", synth.ErrNoMNIST, fs.ErrNotExist), exitIO},
 		{errors.New("sgd: 3 labels"), exitError},
 	} {
 		if got := exitStatus(tc.err); got != tc.want {

@@ -132,27 +132,31 @@ func TestStreamFromShards(t *testing.T) {
 	}
 }
 
-// Streamed training from a shard directory refuses a shard that gives
-// other rows than its manifest records (13 lines made comments of the same
-// length, so the file size still matches): bad input, naming the shard.
-func TestStreamShardCountsChecked(t *testing.T) {
-	dir := t.TempDir()
+// editedShardSet shards heart_scale into dir/set, two plain-text shards,
+// and turns 13 lines of the second into comments of the same length (so
+// its size still matches the manifest). It returns the set and the shard.
+func editedShardSet(t *testing.T, dir string) (string, string) {
+	t.Helper()
 	set := filepath.Join(dir, "set")
 	mustRun(t, "shard", "-n", "2", "--shuffle", "--seed", "5", "--ext", ".libsvm", heart, set)
 	p := filepath.Join(set, "part-00001-of-00002.libsvm")
-	data, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := bytes.SplitAfter(data, []byte("\n"))
+	lines := bytes.SplitAfter(readFile(t, p), []byte("\n"))
 	for i := range 13 {
 		lines[i] = append(append([]byte("#"), bytes.Repeat([]byte("x"), len(lines[i])-2)...), '\n')
 	}
 	if err := os.WriteFile(p, bytes.Join(lines, nil), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return set, p
+}
+
+// Streamed training from a shard directory refuses a shard that gives
+// other rows than its manifest records: bad input, naming the shard.
+func TestStreamShardCountsChecked(t *testing.T) {
+	dir := t.TempDir()
+	set, p := editedShardSet(t, dir)
 	code, _, errs := cpm(t, "train", "-q", "--stream", "-t", set, "-k", "2", "-i", "2000", "-o", filepath.Join(dir, "m"))
-	if code != exitBadInput || !strings.Contains(errs, p) || !strings.Contains(errs, "manifest records") {
+	if code != exitBadInput || !strings.Contains(errs, p) || !strings.Contains(errs, "read 142 rows and 1780 nonzeros, the manifest records 155 rows and 1941 nonzeros") {
 		t.Errorf("exit %d, stderr %q; want %d naming %s and the counts", code, errs, exitBadInput, p)
 	}
 }
