@@ -505,7 +505,7 @@ func rowOf(ptr []int, k int) int {
 
 // openArrowBlocks opens an Arrow IPC file or stream.
 func openArrowBlocks(path string, f Format, opt options) (br BlockReader, err error) {
-	fh, err := os.Open(path)
+	fh, err := opt.openFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -86,7 +86,7 @@ func CreateBlocks(path string, opts ...WriteOption) (BlockWriter, error) {
 	)
 	switch format {
 	case Cache:
-		return nil, fmt.Errorf("%s: CreateBlocks cannot write the binary cache; use --cache", path)
+		return nil, fmt.Errorf("%s: CreateBlocks cannot write the binary cache; use CreateCache", path)
 	case LIBSVM:
 		if o.compression != "" {
 			return nil, fmt.Errorf("%s: compression %q: LIBSVM output is compressed by its extension (.zst, .gz), not by a compression option", path, o.compression)

@@ -206,7 +206,7 @@ func CheckCache(cachePath, source string, opts ...Option) error {
 		return err
 	}
 	defer f.Close()
-	got, _, _, err := readCacheHeader(bufio.NewReader(f), cachePath)
+	got, recorded, _, err := readCacheHeader(bufio.NewReader(f), cachePath)
 	if err != nil {
 		return err
 	}
@@ -215,6 +215,8 @@ func CheckCache(cachePath, source string, opts ...Option) error {
 		return err
 	}
 	switch {
+	case recorded == "":
+		return fmt.Errorf("%s: %w: the cache records no source file", cachePath, ErrCacheStale)
 	case got.size != want.size:
 		return fmt.Errorf("%s: %w: source %s is %d bytes, the cache was built from %d", cachePath, ErrCacheStale, source, want.size, got.size)
 	case got.mtime != want.mtime:
@@ -242,16 +244,25 @@ type CacheWriter struct {
 
 // CreateCache starts a cache at path for the rows of the file source, whose
 // identity (size, modification time, first 64 KiB) it records so that
-// CheckCache can tell when the source changes. The rows must have been read
-// with the given options (WithMaxIndex matters). The cache is written by
-// the rules of OutputFile; an existing file at path that is the source
-// itself or not a cache (CacheReplaceable) is refused with an error
-// wrapping atomicfile.ErrRefused. Nothing appears at path until Close
+// CheckCache can tell when the source changes. An empty source or "-"
+// records no identity (rows from standard input, or from several files):
+// CheckCache never matches such a cache to a source, while OpenCache and
+// OpenBlocks read it as any other. The rows must have been read with the
+// given options (WithMaxIndex matters). The cache is written by the rules
+// of OutputFile; an existing file at path that is the source itself or not
+// a cache (CacheReplaceable) is refused with an error wrapping
+// atomicfile.ErrRefused. Nothing appears at path until Close
 // succeeds.
 func CreateCache(path, source string, opts ...Option) (*CacheWriter, error) {
-	id, err := identify(source, buildOptions(opts).maxIndex)
-	if err != nil {
-		return nil, err
+	id := sourceID{maxIndex: buildOptions(opts).maxIndex}
+	if source == "-" {
+		source = ""
+	}
+	if source != "" {
+		var err error
+		if id, err = identify(source, id.maxIndex); err != nil {
+			return nil, err
+		}
 	}
 	if path == "-" {
 		return nil, errors.New("reader: a cache must be a file, not standard output")
@@ -499,15 +510,16 @@ type CacheReader struct {
 
 // OpenCache opens a cache file written by CacheWriter. blockRows is ignored
 // (the blocks are the ones written); it is there so OpenCache fits
-// OpenBlocks. Of the options only WithMaxIndex applies: a row with a larger
-// index is a *RowError wrapping ErrIndexRange, as in the other formats,
-// whatever limit the cache was built with.
+// OpenBlocks. Of the options only WithMaxIndex and WithOpener apply: a row
+// with a larger index is a *RowError wrapping ErrIndexRange, as in the other
+// formats, whatever limit the cache was built with.
 func OpenCache(path string, blockRows int, opts ...Option) (BlockReader, error) {
-	return openCache(path, buildOptions(opts).maxIndex)
+	o := buildOptions(opts)
+	return openCache(path, o.maxIndex, o.openFile)
 }
 
-func openCache(path string, maxIndex uint32) (*CacheReader, error) {
-	f, err := os.Open(path)
+func openCache(path string, maxIndex uint32, open func(string) (*os.File, error)) (*CacheReader, error) {
+	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}

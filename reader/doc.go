@@ -22,10 +22,13 @@
 //     back exactly as written.
 //   - Tokens are separated by spaces or tabs; trailing whitespace and a
 //     carriage return before the newline (CRLF files) are tolerated.
-//   - "#" at the start of a token begins a comment that runs to the end of
-//     the line. Blank and comment-only lines are skipped but counted, so
-//     line numbers in errors match the file. A "#" inside a token is a
-//     syntax error, as in LIBSVM's own reader.
+//   - "#" begins a comment that runs to the end of the line, at the start
+//     of a token or glued to the end of a label, value or qid ("1 1:2#c"
+//     is the row 1 1:2, "1#c" a row with no features), as scikit-learn's
+//     load_svmlight_file reads it. A "#" where a value is due ("1 1:#")
+//     leaves the value empty, a syntax error there as in scikit-learn.
+//     Blank and comment-only lines are skipped but counted, so line
+//     numbers in errors match the file.
 //   - A line may hold at most MaxLineBytes bytes, not counting the newline
 //     (WithMaxLineBytes, default 64 MiB). No buffer grows beyond that.
 //

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -58,10 +57,15 @@ var (
 // LIBSVM text (compressed or not; Open tells which). "-" (standard input) is
 // always LIBSVM.
 func DetectFormat(path string) (Format, error) {
+	return detectFormat(path, &options{})
+}
+
+// detectFormat is DetectFormat with the file opened by o.openFile.
+func detectFormat(path string, o *options) (Format, error) {
 	if path == "-" {
 		return LIBSVM, nil
 	}
-	f, err := os.Open(path)
+	f, err := o.openFile(path)
 	if err != nil {
 		return 0, err
 	}
@@ -123,17 +127,19 @@ type BlockReader interface {
 // BlockReader over its rows. blockRows is the block size for LIBSVM text
 // and the cache; Arrow and Parquet blocks follow the file's record batches
 // (row groups), which are handed out without copying where the types allow.
-// The options apply to LIBSVM text; WithMaxIndex applies to every format.
+// The options apply to LIBSVM text; WithMaxIndex and WithOpener apply to
+// every format.
 func OpenBlocks(path string, blockRows int, opts ...Option) (BlockReader, error) {
-	f, err := DetectFormat(path)
+	o := buildOptions(opts)
+	f, err := detectFormat(path, &o)
 	if err != nil {
 		return nil, err
 	}
 	switch f {
 	case ArrowFile, ArrowStream:
-		return openArrowBlocks(path, f, buildOptions(opts))
+		return openArrowBlocks(path, f, o)
 	case Parquet:
-		return openParquetBlocks(path, buildOptions(opts))
+		return openParquetBlocks(path, o)
 	case Cache:
 		return OpenCache(path, blockRows, opts...)
 	}

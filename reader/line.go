@@ -39,7 +39,10 @@ const (
 	lineRow   = 1  // p.label holds the label, the features were appended
 )
 
-// parse parses line, which holds no '\n'. On lineRow the features have been
+// parse parses line, which holds no '\n'. A '#' starts a comment that runs
+// to the end of the line, at the start of a token or glued to its end
+// ("1 1:2#c" is the row 1 1:2, "1#c" a row with no features); a '#' where a
+// value is due ("1 1:#") is a bad value. On lineRow the features have been
 // appended to p.idx and p.val. On lineErr p.idx and p.val are left as they
 // were before the call (the caller discards the row).
 func (p *lineParser) parse(line []byte) int {
@@ -99,7 +102,7 @@ func (p *lineParser) parse(line []byte) int {
 				}
 				return p.fail(line, tok, errBadQID)
 			}
-			if i > tok && (i == n || isSpace[line[i]]) {
+			if i > tok && (i == n || isEnd[line[i]]) {
 				return p.fail(line, tok, errNoColon)
 			}
 			return p.fail(line, tok, errBadIndex)
@@ -158,7 +161,7 @@ func skipQID(b []byte, i int) (int, bool) {
 	for i < len(b) && b[i]-'0' <= 9 {
 		i++
 	}
-	return i, i > start && (i == len(b) || isSpace[b[i]])
+	return i, i > start && (i == len(b) || isEnd[b[i]])
 }
 
 // fail records an error on the token starting at line[tok].

@@ -19,14 +19,15 @@ import (
 // with its absolute line number, and every goroutine has ended when Load
 // returns. An empty input gives a CSR with no rows.
 func Load(path string, opts ...Option) (*sparsevec.CSR, error) {
-	if f, err := DetectFormat(path); err == nil && f != LIBSVM {
+	o := buildOptions(opts)
+	if f, err := detectFormat(path, &o); err == nil && f != LIBSVM {
 		b, err := OpenBlocks(path, 1<<16, opts...)
 		if err != nil {
 			return nil, err
 		}
 		return ReadAll(b)
 	}
-	rc, err := Open(path)
+	rc, err := openText(path, &o)
 	if err != nil {
 		return nil, err
 	}

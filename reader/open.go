@@ -46,12 +46,17 @@ var (
 // truncated or corrupt compressed stream gives an error wrapping ErrCorrupt.
 // Close closes the decoder and the file, but never standard input.
 func Open(path string) (io.ReadCloser, error) {
+	return openText(path, &options{})
+}
+
+// openText is Open with the file opened by o.openFile.
+func openText(path string, o *options) (io.ReadCloser, error) {
 	var f *os.File
 	if path == "-" {
 		f = os.Stdin
 	} else {
 		var err error
-		if f, err = os.Open(path); err != nil {
+		if f, err = o.openFile(path); err != nil {
 			return nil, err
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/polyhedral/cpm/sparsevec"
 )
 
 const fixtureDir = "../testdata/reader"
@@ -198,6 +200,69 @@ func BenchmarkOpenZstd(b *testing.B) {
 					b.Fatal(err)
 				}
 				rc.Close()
+			}
+		})
+	}
+}
+
+// WithOpener opens the input of every format, and of Load and NewStream,
+// with the caller's function: here the name given to the readers holds
+// other rows than the file the opener returns, and the rows read are the
+// opener's while errors still name the path given.
+func TestWithOpener(t *testing.T) {
+	dir := t.TempDir()
+	want, err := scanAll([]byte("1 1:0.5 3:2\n-1 2:4\n2 7:1\n"), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoy, err := scanAll([]byte("5 9:9\n"), "y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range []string{".libsvm", ".libsvm.zst", ".arrow", ".arrows", ".parquet", ".cpmcache"} {
+		t.Run(ext, func(t *testing.T) {
+			real, named := filepath.Join(dir, "real"+ext), filepath.Join(dir, "named"+ext)
+			for _, f := range []struct {
+				path string
+				m    *sparsevec.CSR
+			}{{real, want}, {named, decoy}} {
+				if ext == ".cpmcache" {
+					w, err := CreateCache(f.path, "")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := w.Write(f.m); err != nil {
+						t.Fatal(err)
+					}
+					if err := w.Close(); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				writeAll(t, f.path, f.m, 2)
+			}
+			var opened []string
+			opener := WithOpener(func(path string) (*os.File, error) {
+				opened = append(opened, path)
+				return os.Open(real)
+			})
+			got, _, err := readAllBlocks(t, named, opener)
+			if err != nil || !equalCSR(got, want) {
+				t.Fatalf("OpenBlocks: %v rows, %v; want the opener's file", got.Rows(), err)
+			}
+			if len(opened) == 0 || opened[0] != named {
+				t.Fatalf("opener called with %q, want %q", opened, named)
+			}
+			if !strings.HasPrefix(ext, ".libsvm") {
+				return
+			}
+			if got, err := Load(named, opener); err != nil || !equalCSR(got, want) {
+				t.Fatalf("Load: %v", err)
+			}
+			_, _, err = readAllBlocks(t, named, WithMaxIndex(2), opener)
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.Path != named {
+				t.Fatalf("error %v does not name %s", err, named)
 			}
 		})
 	}

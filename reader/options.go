@@ -1,6 +1,9 @@
 package reader
 
-import "runtime"
+import (
+	"os"
+	"runtime"
+)
 
 // Defaults of the options.
 const (
@@ -21,6 +24,27 @@ type options struct {
 	maxIndex     uint32
 	chunkBytes   int
 	workers      int
+	open         func(path string) (*os.File, error) // nil: os.Open
+}
+
+// openFile opens the input file at path, with the WithOpener function if
+// one was given.
+func (o *options) openFile(path string) (*os.File, error) {
+	if o.open != nil {
+		return o.open(path)
+	}
+	return os.Open(path)
+}
+
+// WithOpener makes OpenBlocks, NewStream, Load and OpenCache open their
+// input file with open instead of os.Open (standard input aside). The
+// readers read the file it returns from its start and close it when done;
+// errors still name the path given to them. A caller that reads a file
+// several times and must read the same file each time, whatever happens to
+// its name meanwhile, gives a function returning a new descriptor of a
+// file it keeps open.
+func WithOpener(open func(path string) (*os.File, error)) Option {
+	return func(o *options) { o.open = open }
 }
 
 func buildOptions(opts []Option) options {

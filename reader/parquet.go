@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"math/bits"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -44,7 +43,7 @@ const levelChunk = 1 << 16
 // openParquetBlocks opens a Parquet file: one block per row group (or per
 // maxParquetBatchRows rows of a larger one).
 func openParquetBlocks(path string, opt options) (br BlockReader, err error) {
-	fh, err := os.Open(path)
+	fh, err := opt.openFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -17,8 +17,13 @@ var pow10d = [23]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 // vertical tab and form feed that C's isspace also accepts.
 var isSpace = [256]bool{' ': true, '\t': true, '\r': true, '\v': true, '\f': true}
 
+// isEnd reports the bytes that end a token: the separators and '#', which
+// starts a comment wherever it appears, glued to a token or not (as
+// scikit-learn's load_svmlight_file reads it).
+var isEnd = [256]bool{' ': true, '\t': true, '\r': true, '\v': true, '\f': true, '#': true}
+
 // scanFloat parses the float32 token that starts at b[i] and ends at the
-// next separator (isSpace) or at len(b). It returns the value and the index
+// next separator or '#' (isEnd) or at len(b). It returns the value and the index
 // just past the token.
 //
 // Fast path (Clinger 1990, "How to read floating point numbers accurately"):
@@ -70,7 +75,7 @@ func scanFloat(b []byte, i int) (float32, int, error) {
 		}
 		e += x
 	}
-	if fast && (i == len(b) || isSpace[b[i]]) {
+	if fast && (i == len(b) || isEnd[b[i]]) {
 		var f float32
 		switch {
 		case m == 0:
@@ -107,7 +112,7 @@ func scanFloat(b []byte, i int) (float32, int, error) {
 		}
 		return f, i, nil
 	}
-	for i < len(b) && !isSpace[b[i]] {
+	for i < len(b) && !isEnd[b[i]] {
 		i++
 	}
 	return slowFloat(b, start, i)
@@ -130,7 +135,7 @@ func slowFloat(b []byte, start, end int) (float32, int, error) {
 }
 
 // parseFloat32 parses all of tok as a float32 with the rules of scanFloat.
-// A separator inside tok is a syntax error.
+// A separator or '#' inside tok is a syntax error.
 func parseFloat32(tok []byte) (float32, error) {
 	f, end, err := scanFloat(tok, 0)
 	if err == nil && end != len(tok) {

@@ -78,7 +78,13 @@ func TestMalformed(t *testing.T) {
 		{"missing colon", "1 2\n", nil, 1, 3, ErrSyntax},
 		{"missing index", "1 :3\n", nil, 1, 3, ErrSyntax},
 		{"negative index", "1 -2:3\n", nil, 1, 3, ErrSyntax},
-		{"hash in value", "1 1:0.5#c\n", nil, 1, 3, ErrSyntax},
+		// A comment where a value is due: scikit-learn's
+		// load_svmlight_file strips the comment first and then fails to
+		// read "" as a float.
+		{"comment for a value", "1 1:#c\n", nil, 1, 3, ErrSyntax},
+		{"comment for a slow-path value", "1 1:1e#c\n", nil, 1, 3, ErrSyntax},
+		{"comment after an index", "1 2#c\n", nil, 1, 3, ErrSyntax},
+		{"comment for a label", "#c\n-#c\n", nil, 2, 1, ErrSyntax},
 		{"bad label", "abc 1:2\n", nil, 1, 1, ErrSyntax},
 		{"bad qid", "1 qid:x 1:2\n", nil, 1, 3, ErrSyntax},
 		{"qid after feature", "1 1:2 qid:3\n", nil, 1, 7, ErrSyntax},
@@ -158,6 +164,10 @@ func TestValid(t *testing.T) {
 		{"qid", "3 qid:12 1:1 7:2\n", csrOf(wantRow{3, []uint32{1, 7}, []float32{1, 2}})},
 		{"qid only", "3 qid:12\n", csrOf(wantRow{label: 3})},
 		{"comments", "1 1:1 # note 0:0\n# whole line\n2 # just label\n", csrOf(wantRow{1, []uint32{1}, []float32{1}}, wantRow{label: 2})},
+		// '#' starts a comment glued to a token too, as in scikit-learn.
+		{"comment glued to a value", "1 1:2#c\n-1 1:2 #c\n2 3:0.99215686#x:y 4:1\n", csrOf(wantRow{1, []uint32{1}, []float32{2}}, wantRow{-1, []uint32{1}, []float32{2}}, wantRow{2, []uint32{3}, []float32{0.99215686}})},
+		{"comment glued to a label", "1#c\n-1# 1:1\n", csrOf(wantRow{label: 1}, wantRow{label: -1})},
+		{"comment glued to a qid", "3 qid:12#c 1:1\n", csrOf(wantRow{label: 3})},
 		{"crlf", "1 1:1\r\n\r\n2 2:2\r\n", csrOf(wantRow{1, []uint32{1}, []float32{1}}, wantRow{2, []uint32{2}, []float32{2}})},
 		{"trailing space", "1 1:1  \t \n2 2:2 \r\n", csrOf(wantRow{1, []uint32{1}, []float32{1}}, wantRow{2, []uint32{2}, []float32{2}})},
 		{"no final newline", "1 1:1\n2 2:2", csrOf(wantRow{1, []uint32{1}, []float32{1}}, wantRow{2, []uint32{2}, []float32{2}})},

@@ -68,7 +68,8 @@ func NewStream(path string, blockRows int, opts ...Option) (*Stream, error) {
 	if blockRows < 1 {
 		return nil, errors.New("reader: NewStream with blockRows < 1")
 	}
-	rc, err := Open(path)
+	o := buildOptions(opts)
+	rc, err := openText(path, &o)
 	if err != nil {
 		return nil, err
 	}

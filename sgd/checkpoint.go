@@ -106,7 +106,12 @@ import (
 //
 // ReadCheckpoint refuses every byte string this encoding cannot produce,
 // never panics, and checks every declared size against the bytes that
-// remain before allocating for it.
+// remain before allocating for it. Behind a valid checksum it also checks
+// that the contents are possible: every weight (of the snapshot and of the
+// best polytope) and loss sum finite, the statistics within the steps
+// done, the row source one row a step (done = epoch × rows + position)
+// over the fingerprint's rows (all of them, or at most all of them for a
+// one-vs-one pair).
 type Checkpointing struct {
 	// Path, if set, is the file the checkpoints are written to.
 	Path string
@@ -144,11 +149,14 @@ var (
 // and what.
 type CheckpointError struct {
 	Name   string // the name given to ReadCheckpoint, or the path given to LoadCheckpoint
-	Offset int64  // byte offset at which the problem was detected
+	Offset int64  // byte offset at which the problem was detected; -1 for a snapshot that does not fit the run resuming it
 	Err    error  // wraps ErrNotCheckpoint, ErrCheckpointVersion or ErrCheckpointCorrupt
 }
 
 func (e *CheckpointError) Error() string {
+	if e.Offset < 0 {
+		return fmt.Sprintf("%s: %v", e.Name, e.Err)
+	}
 	return fmt.Sprintf("%s: %v (at byte %d)", e.Name, e.Err, e.Offset)
 }
 
@@ -771,12 +779,23 @@ func (d *ckDecoder) taskState(f *fingerprint, i int) *taskState {
 	for j := range w.Data {
 		w.Data[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
 	}
+	if j, ok := nonFinite(w); !ok {
+		d.off -= len(raw) - 4*j
+		d.fail("task %d: weight of feature %d, face %d is %v, want a finite value", i, j/w.Stride, j%w.Stride, w.Data[j])
+		return nil
+	}
 	st.w = w
 	s := &st.stats
 	s.neg, s.pos, s.updates = int64(d.u64("negatives")), int64(d.u64("positives")), int64(d.u64("updates"))
 	s.negLoss, s.posLoss = d.f64("negative loss"), d.f64("positive loss")
-	if d.err == nil && (s.neg < 0 || s.pos < 0 || s.updates < 0) {
+	switch {
+	case d.err != nil:
+	case s.neg < 0 || s.pos < 0 || s.updates < 0:
 		d.fail("task %d: negative statistics", i)
+	case uint64(s.neg)+uint64(s.pos) > uint64(st.done) || s.updates > s.neg+s.pos:
+		d.fail("task %d: statistics of %d negative and %d positive rows with %d updates after %d steps", i, s.neg, s.pos, s.updates, st.done)
+	case !(s.negLoss >= 0) || !(s.posLoss >= 0) || math.IsInf(s.negLoss, 0) || math.IsInf(s.posLoss, 0):
+		d.fail("task %d: loss sums %v and %v, want finite values >= 0", i, s.negLoss, s.posLoss)
 	}
 	n := d.count(1, "ASSIGN state length")
 	at := d.off
@@ -804,10 +823,12 @@ func (d *ckDecoder) taskState(f *fingerprint, i int) *taskState {
 	switch {
 	case src.n < 1 || src.n > math.MaxInt32:
 		d.fail("task %d: %d rows", i, src.n)
+	case uint64(src.n) > f.data.rows || (f.flags&fpOvO == 0 && uint64(src.n) != f.data.rows):
+		d.fail("task %d: row source of %d rows, the training data has %d", i, src.n, f.data.rows)
 	case src.pos < 0 || src.pos > src.n:
 		d.fail("task %d: position %d of %d rows", i, src.pos, src.n)
-	case src.epoch < 0:
-		d.fail("task %d: epoch %d", i, src.epoch)
+	case src.epoch < 0 || src.pos > st.done || (st.done-src.pos)%src.n != 0 || (st.done-src.pos)/src.n != src.epoch:
+		d.fail("task %d: epoch %d, position %d of %d rows after %d steps (one row a step)", i, src.epoch, src.pos, src.n, st.done)
 	case hasPerm > 1 || (hasPerm == 1) != (f.flags&fpReshuffle != 0):
 		d.fail("task %d: permutation flag %d with reshuffle %v", i, hasPerm, f.flags&fpReshuffle != 0)
 	case hasPerm == 1 && uint64(src.n) > uint64(len(d.b)-d.off)/4:
@@ -861,6 +882,21 @@ func (d *ckDecoder) taskState(f *fingerprint, i int) *taskState {
 		return nil
 	}
 	return st
+}
+
+// nonFinite returns the index in w.Data of the first weight of a face
+// (padding columns excluded) that is NaN or infinite, and false; or 0 and
+// true if every weight is finite.
+func nonFinite(w *sparsevec.Matrix) (int, bool) {
+	for r := range w.D {
+		row := w.Data[r*w.Stride : r*w.Stride+w.K]
+		for k, v := range row {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return r*w.Stride + k, false
+			}
+		}
+	}
+	return 0, true
 }
 
 // ckWriter merges the snapshots of the tasks of one run into the checkpoint

@@ -19,7 +19,8 @@ import (
 // The seed corpus is testdata/fuzz/FuzzReadCheckpoint (real checkpoints of
 // tiny runs: finished, interrupted with a polytope not started, with and
 // without a permutation; format version 1) plus the f.Add seeds below
-// (version 2, one with early stopping).
+// (version 2, one with early stopping, and inconsistentCheckpoints: valid
+// checksums over a NaN weight, counts that contradict each other).
 func FuzzReadCheckpoint(f *testing.F) {
 	good := smallCheckpoint(f)
 	f.Add(good)
@@ -27,6 +28,9 @@ func FuzzReadCheckpoint(f *testing.F) {
 	f.Add(good[:len(good)/2])
 	f.Add(fixCRC(good[:len(good)-9]))
 	f.Add([]byte(ckMagic))
+	for _, bad := range inconsistentCheckpoints(f) {
+		f.Add(bad.b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, in := range [][]byte{b, fixCRC(b)} {
 			ck, err := ReadCheckpoint(in, "fuzz")

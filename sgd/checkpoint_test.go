@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -488,5 +489,59 @@ func TestResumeFromVersion1(t *testing.T) {
 	}
 	if _, err := ReadCheckpoint(b, path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// badCheckpoint is a checkpoint file and what ReadCheckpoint must say of it.
+type badCheckpoint struct {
+	want string
+	b    []byte
+}
+
+// inconsistentCheckpoints returns checkpoints with a valid checksum whose
+// contents are not finite or contradict themselves: each is
+// smallCheckpoint with one field of its first snapshot changed.
+func inconsistentCheckpoints(t testing.TB) []badCheckpoint {
+	t.Helper()
+	ck, err := ReadCheckpoint(smallCheckpoint(t), "good")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []badCheckpoint
+	edit := func(want string, change func(st *taskState)) {
+		st := *ck.tasks[0]
+		w := *st.w
+		w.Data = slices.Clone(w.Data)
+		st.w = &w
+		change(&st)
+		secs := slices.Clone(ck.raw)
+		secs[0] = appendTaskState(nil, &st)
+		out = append(out, badCheckpoint{want, appendFile(nil, ck.fp.appendHead(nil), secs)})
+	}
+	edit("weight of feature 1, face 1 is NaN", func(st *taskState) { st.w.Data[st.w.Stride+1] = float32(math.NaN()) })
+	edit("weight of feature 0, face 0 is +Inf", func(st *taskState) { st.w.Data[0] = float32(math.Inf(1)) })
+	edit("loss sums", func(st *taskState) { st.stats.posLoss = math.NaN() })
+	edit("loss sums", func(st *taskState) { st.stats.negLoss = -1 })
+	edit("statistics of", func(st *taskState) { st.stats.neg = st.done + 1 })
+	edit("statistics of", func(st *taskState) { st.stats.updates = st.stats.neg + st.stats.pos + 1 })
+	edit("row source of 13 rows", func(st *taskState) {
+		st.src.n++
+		st.src.perm = append(slices.Clone(st.src.perm), int32(st.src.n-1))
+	})
+	edit("epoch 4, position 4 of 12 rows after 40 steps", func(st *taskState) { st.src.epoch++ })
+	edit("epoch 3, position 5 of 12 rows after 40 steps", func(st *taskState) { st.src.pos = (st.src.pos + 1) % st.src.n })
+	return out
+}
+
+// A checkpoint whose checksum is valid but whose contents are not finite
+// or contradict each other is refused at load, naming the field.
+func TestReadCheckpointRefusesInconsistent(t *testing.T) {
+	for _, tc := range inconsistentCheckpoints(t) {
+		want := tc.want
+		_, err := ReadCheckpoint(tc.b, "bad")
+		var ce *CheckpointError
+		if !errors.Is(err, ErrCheckpointCorrupt) || !errors.As(err, &ce) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "task 0") {
+			t.Errorf("%s: got %v, want ErrCheckpointCorrupt naming it", want, err)
+		}
 	}
 }

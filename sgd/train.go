@@ -111,14 +111,20 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 	}
 	start := int64(0)
 	if resume != nil {
+		// The checkpoint decoded whole; what remains to check is how it
+		// fits this run's polytope and rows, and a misfit is a malformed
+		// checkpoint (its fingerprint matched).
+		bad := func(err error) error {
+			return fmt.Errorf("%s: %w", t.name, &CheckpointError{Name: cfg.Checkpoint.Resume.name, Offset: -1, Err: fmt.Errorf("%w: %w", ErrCheckpointCorrupt, err)})
+		}
 		if want := t.initSteps + resume.done; resume.t != want {
-			return nil, fmt.Errorf("%s: snapshot after %d steps has step counter %d, want %d", t.name, resume.done, resume.t, want)
+			return nil, bad(fmt.Errorf("snapshot after %d steps has step counter %d, want %d", resume.done, resume.t, want))
 		}
 		if err := p.restore(resume); err != nil {
-			return nil, fmt.Errorf("%s: %w", t.name, err)
+			return nil, bad(err)
 		}
 		if err := mem.restore(&resume.src); err != nil {
-			return nil, fmt.Errorf("%s: %w", t.name, err)
+			return nil, bad(err)
 		}
 		start = resume.done
 	}

@@ -321,6 +321,11 @@ func (d *ckDecoder) stopState(f *fingerprint, st *taskState, i int) *stopState {
 	for j := range w.Data {
 		w.Data[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
 	}
+	if j, ok := nonFinite(w); !ok {
+		d.off -= len(raw) - 4*j
+		d.fail("task %d: best weight of feature %d, face %d is %v, want a finite value", i, j/w.Stride, j%w.Stride, w.Data[j])
+		return nil
+	}
 	es.w = w
 	es.kept.entropy = d.f64("best entropy")
 	es.kept.counts = make([]int64, st.w.K)

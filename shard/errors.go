@@ -10,6 +10,10 @@ var (
 	// the manifest records. The shard set is being written, its writing
 	// failed, or it was changed afterwards.
 	ErrIncomplete = errors.New("shard set is incomplete")
+	// ErrManifestMismatch: a shard whose rows or nonzeros, as read, are
+	// not the counts its manifest records (a shard changed after it was
+	// written).
+	ErrManifestMismatch = errors.New("shard does not match its manifest")
 	// ErrNoMatch: a glob that matches no shard file.
 	ErrNoMatch = errors.New("pattern matches no shard file")
 	// ErrNotEmpty: Split's output directory holds files that are not part

@@ -277,15 +277,8 @@ func IsShardSet(path string) bool {
 //     are skipped. No match is an error wrapping ErrNoMatch.
 func Files(pattern string) ([]string, error) {
 	if fi, err := os.Stat(pattern); err == nil && fi.IsDir() {
-		m, err := Check(pattern)
-		if err != nil {
-			return nil, err
-		}
-		files := make([]string, len(m.Shards))
-		for i, s := range m.Shards {
-			files[i] = filepath.Join(pattern, s.Name)
-		}
-		return files, nil
+		files, _, err := dirFiles(pattern)
+		return files, err
 	}
 	matches, err := filepath.Glob(pattern)
 	if err != nil {
@@ -308,4 +301,18 @@ func Files(pattern string) ([]string, error) {
 	}
 	slices.Sort(files)
 	return files, nil
+}
+
+// dirFiles returns the shard files of the shard directory dir, in manifest
+// order, and its manifest, after Check.
+func dirFiles(dir string) ([]string, *Manifest, error) {
+	m, err := Check(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	files := make([]string, len(m.Shards))
+	for i, s := range m.Shards {
+		files[i] = filepath.Join(dir, s.Name)
+	}
+	return files, m, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -52,6 +53,8 @@ var _ reader.BlockReader = (*Reader)(nil)
 // Next and Release are for one goroutine; Close may be called from any.
 type Reader struct {
 	files   []string
+	want    []ShardInfo // the manifest's counts per shard; nil: not known (a glob)
+	got     []counted   // rows and nonzeros handed out per shard
 	workers []*worker
 	order   []int // shards still going, ascending; the round-robin cycle
 	pos     int   // index in order of the shard whose block is next
@@ -64,6 +67,9 @@ type Reader struct {
 	closeOnce sync.Once
 	closeErr  error
 }
+
+// counted is what Next has handed out of one shard.
+type counted struct{ rows, nnz int64 }
 
 type heldBlock struct {
 	blk   *sparsevec.CSR
@@ -99,9 +105,24 @@ type worker struct {
 // complete manifest, or a glob) and returns a *Reader over all its rows in
 // the order documented on Reader. The options are passed to
 // reader.OpenBlocks for every shard, after reader.WithWorkers(cfg.Workers),
-// so they may override it. Errors name the shard file. The caller must
-// Close the reader.
+// so they may override it. Errors name the shard file. For a directory,
+// the rows and nonzeros read from each shard are checked against its
+// manifest when the shard ends: a difference is an error wrapping
+// ErrManifestMismatch that names the shard and both counts. The caller
+// must Close the reader.
 func Open(pattern string, cfg ReadConfig, opts ...reader.Option) (reader.BlockReader, error) {
+	if fi, err := os.Stat(pattern); err == nil && fi.IsDir() {
+		files, m, err := dirFiles(pattern)
+		if err != nil {
+			return nil, err
+		}
+		r, err := OpenFiles(files, cfg, opts...)
+		if err != nil {
+			return nil, err
+		}
+		r.ExpectCounts(m.Shards)
+		return r, nil
+	}
 	files, err := Files(pattern)
 	if err != nil {
 		return nil, err
@@ -109,7 +130,8 @@ func Open(pattern string, cfg ReadConfig, opts ...reader.Option) (reader.BlockRe
 	return OpenFiles(files, cfg, opts...)
 }
 
-// OpenFiles is Open over the given shard files, in the given order.
+// OpenFiles is Open over the given shard files, in the given order, with
+// no manifest to check their counts against (see ExpectCounts).
 func OpenFiles(files []string, cfg ReadConfig, opts ...reader.Option) (*Reader, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("shard: no shard files: %w", ErrNoMatch)
@@ -119,7 +141,7 @@ func OpenFiles(files []string, cfg ReadConfig, opts ...reader.Option) (*Reader, 
 		return nil, err
 	}
 	ropts := append([]reader.Option{reader.WithWorkers(cfg.Workers)}, opts...)
-	r := &Reader{files: slices.Clone(files), done: make(chan struct{})}
+	r := &Reader{files: slices.Clone(files), got: make([]counted, len(files)), done: make(chan struct{})}
 	r.workers = make([]*worker, cfg.Readers)
 	for i := range r.workers {
 		r.workers[i] = &worker{total: len(files)}
@@ -292,6 +314,10 @@ func (r *Reader) Next() (*sparsevec.CSR, error) {
 			r.err = fmt.Errorf("shard: internal error: block of shard %d where shard %d was due", it.shard, s)
 			return nil, r.err
 		case it.err == io.EOF:
+			if err := r.checkCounts(s); err != nil {
+				r.err = err
+				return nil, err
+			}
 			r.order = slices.Delete(r.order, r.pos, r.pos+1)
 			if r.pos == len(r.order) {
 				r.pos = 0
@@ -302,11 +328,39 @@ func (r *Reader) Next() (*sparsevec.CSR, error) {
 			return nil, r.err
 		}
 		r.pos = (r.pos + 1) % len(r.order)
+		r.got[s].rows += int64(it.blk.Rows())
+		r.got[s].nnz += int64(it.blk.NNZ())
 		r.held = append(r.held, heldBlock{blk: it.blk, shard: s})
 		return it.blk, nil
 	}
 	r.err = io.EOF
 	return nil, io.EOF
+}
+
+// ExpectCounts makes r check, as each shard ends, that the rows and
+// nonzeros it gave are those of shards (a manifest's, in the order of the
+// files), failing with an error wrapping ErrManifestMismatch otherwise.
+// Call it before the first Next. It panics if shards does not have one
+// entry per file.
+func (r *Reader) ExpectCounts(shards []ShardInfo) {
+	if len(shards) != len(r.files) {
+		panic(fmt.Sprintf("shard: ExpectCounts with %d shards for %d files", len(shards), len(r.files)))
+	}
+	r.want = slices.Clone(shards)
+}
+
+// checkCounts compares what shard s gave with its manifest's counts, if
+// there is a manifest.
+func (r *Reader) checkCounts(s int) error {
+	if r.want == nil {
+		return nil
+	}
+	w, g := r.want[s], r.got[s]
+	if g.rows == w.Rows && g.nnz == w.NNZ {
+		return nil
+	}
+	return fmt.Errorf("shard %d of %d: %s: %w: read %d rows and %d nonzeros, the manifest records %d rows and %d nonzeros",
+		s, len(r.files), r.files[s], ErrManifestMismatch, g.rows, g.nnz, w.Rows, w.NNZ)
 }
 
 // Release gives a block returned by Next back to its shard's reader. The

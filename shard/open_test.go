@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -380,5 +381,63 @@ func TestParseManifest(t *testing.T) {
 		if _, _, err := parseManifest(data); err == nil {
 			t.Errorf("%s: accepted:\n%s", name, data)
 		}
+	}
+}
+
+// A shard whose rows, as read, are not the manifest's counts (here 13 lines
+// turned into comments of the same length, so the file size still matches)
+// is an error naming the shard and both counts, at the end of the shard.
+func TestOpenChecksManifestCounts(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "in.libsvm")
+	writeRows(t, src, genRows(3, 270, 20, 6))
+	out := filepath.Join(dir, "set")
+	m, err := Split(context.Background(), src, out, Config{Shards: 2, Shuffle: true, Seed: 7, Ext: ".libsvm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := shardPaths(out, m)
+	data, err := os.ReadFile(files[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	nnz := 0
+	for i := range 13 {
+		nnz += bytes.Count(lines[i], []byte(":"))
+		lines[i] = append(append([]byte("#"), bytes.Repeat([]byte("x"), len(lines[i])-2)...), '\n')
+	}
+	if err := os.WriteFile(files[1], bytes.Join(lines, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Check(out); err != nil {
+		t.Fatalf("the edit changed the shard's size: %v", err)
+	}
+	br, err := Open(out, ReadConfig{BlockRows: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer br.Close()
+	for {
+		b, err := br.Next()
+		if err == nil {
+			br.Release(b)
+			continue
+		}
+		want := fmt.Sprintf("read %d rows and %d nonzeros, the manifest records %d rows and %d nonzeros",
+			m.Shards[1].Rows-13, m.Shards[1].NNZ-int64(nnz), m.Shards[1].Rows, m.Shards[1].NNZ)
+		if !errors.Is(err, ErrManifestMismatch) || !strings.Contains(err.Error(), files[1]) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("got %v; want ErrManifestMismatch naming %s and %q", err, files[1], want)
+		}
+		break
+	}
+	// A glob has no manifest: the same shards read without complaint.
+	br, err = Open(filepath.Join(out, "part-*"), ReadConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := readAll(t, br)
+	if got.Rows() != 270-13 {
+		t.Fatalf("glob: %d rows, want %d", got.Rows(), 270-13)
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -361,5 +364,45 @@ func TestResumeCommand(t *testing.T) {
 		if got := resumeCommand(tt.args, "ck"); got != tt.want {
 			t.Errorf("resumeCommand(%q) = %s, want %s", tt.args, got, tt.want)
 		}
+	}
+}
+
+// nanWeightCheckpoint trains heart_scale briefly with a checkpoint in dir,
+// then sets the checkpoint's first weight to NaN and recomputes its
+// checksum. It returns the train arguments (without --resume) and the
+// checkpoint's path.
+func nanWeightCheckpoint(t *testing.T, dir string) ([]string, string) {
+	t.Helper()
+	ck, out := filepath.Join(dir, "nan.ck"), filepath.Join(dir, "nan.model")
+	args := []string{"train", "-q", "-k", "2", "-i", "3000", "-t", heart, "-o", out, "--checkpoint", ck}
+	mustRun(t, args...)
+	b := readFile(t, ck)
+	// The first weight of a single-sided, two-label run without early
+	// stopping (see go doc ./sgd Checkpointing): magic and version (12),
+	// the fingerprint up to the labels (4+3+4+4+8+32+48 = 103), the two
+	// labels (4+8), the task count (4), the task's state byte and length
+	// (9), done, t, s and D (32), K (4).
+	const off = 12 + 103 + 12 + 4 + 9 + 32 + 4
+	if got := binary.LittleEndian.Uint32(b[off-4:]); got != 2 {
+		t.Fatalf("K at byte %d is %d, want 2: the layout changed", off-4, got)
+	}
+	binary.LittleEndian.PutUint32(b[off:], math.Float32bits(float32(math.NaN())))
+	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], crc32.MakeTable(crc32.Castagnoli)))
+	if err := os.WriteFile(ck, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(out); err != nil {
+		t.Fatal(err)
+	}
+	return args, ck
+}
+
+// A checkpoint with a valid checksum but a NaN weight is bad input (status
+// 3) at --resume, before any training, naming the weight.
+func TestResumeRefusesNaNWeight(t *testing.T) {
+	args, ck := nanWeightCheckpoint(t, t.TempDir())
+	code, _, errs := cpm(t, append(args, "--resume", ck)...)
+	if code != exitBadInput || !strings.Contains(errs, "weight of feature 0, face 0 is NaN") || !strings.Contains(errs, ck) {
+		t.Errorf("resume from a NaN weight: exit %d, stderr %q; want %d naming the weight and the file", code, errs, exitBadInput)
 	}
 }

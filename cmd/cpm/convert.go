@@ -18,16 +18,18 @@ const convertUsage = `cpm convert --idx-images FILE --idx-labels FILE [--digit D
        cpm convert INPUT [--digit D] [flags] -o OUT
 
 Converts sparse rows between formats. INPUT may be LIBSVM text (plain or
-gzip/zstd/bzip2-compressed), an Arrow IPC file or stream, or Parquet,
-detected from its content; it is read block by block, so it may be larger
-than memory. With --idx-images and --idx-labels instead, reads the MNIST idx
-image and label files (plain or compressed): feature 1+row*cols+col =
-pixel/255, zero pixels omitted, label = the digit.
+gzip/zstd/bzip2-compressed), an Arrow IPC file or stream, Parquet, or a
+binary row cache, detected from its content; it is read block by block,
+so it may be larger than memory. With --idx-images and --idx-labels
+instead, reads the MNIST idx image and label files (plain or compressed):
+feature 1+row*cols+col = pixel/255, zero pixels omitted, label = the digit.
 
 OUT's format follows its extension: .arrow, .feather or .ipc an Arrow IPC
-file; .arrows an Arrow IPC stream; .parquet or .pq Parquet; anything else
-LIBSVM text, compressed by the extension (.zst zstd, .gz gzip, else plain).
-"-" writes plain LIBSVM text to standard output. Arrow and Parquet hold two
+file; .arrows an Arrow IPC stream; .parquet or .pq Parquet; .cpmcache the
+binary row cache (recording INPUT's size, time and first 64 KiB, so that
+train -t INPUT --cache OUT reads it instead of INPUT); anything else LIBSVM
+text, compressed by the extension (.zst zstd, .gz gzip, else plain). "-"
+writes plain LIBSVM text to standard output. Arrow and Parquet hold two
 columns, label: float32 and features: list<struct<index: uint32, value:
 float32>>. A file OUT appears only once complete (written to a temporary
 file, then renamed; a symbolic link's target is replaced); a FIFO or
@@ -48,7 +50,7 @@ func runConvert(args []string, stdout, stderr io.Writer) (err error) {
 	images := fs.String("idx-images", "", "MNIST idx3 image `file`, e.g. train-images-idx3-ubyte[.gz]")
 	labels := fs.String("idx-labels", "", "MNIST idx1 label `file`, e.g. train-labels-idx1-ubyte[.gz]")
 	digit := fs.String("digit", "", "one digit `D` in 0..9 against the rest: label D becomes +1, every other label -1 (default: keep the labels)")
-	out := fs.String("o", "", "output `file` (.arrow, .arrows, .parquet, or LIBSVM: .zst, .gz, plain; - for standard output)")
+	out := fs.String("o", "", "output `file` (.arrow, .arrows, .parquet, .cpmcache, or LIBSVM: .zst, .gz, plain; - for standard output)")
 	compression := fs.String("compression", "", "`codec` of Arrow bodies (zstd, lz4, none) or Parquet column chunks (zstd, snappy, none); default zstd. LIBSVM output is compressed by its extension")
 	batchRows := fs.Int("batch-rows", 0, "`rows` per Arrow record batch or Parquet row group (default 65536)")
 	lim := addLimitFlags(fs)
@@ -82,6 +84,9 @@ func runConvert(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	if *compression != "" {
 		names, ok := compressionsFor[format]
+		if format == reader.Cache {
+			return usagef("--compression %q: the cache format is not compressed", *compression)
+		}
 		if !ok {
 			return usagef("--compression %q: %s output is compressed by its extension (.zst, .gz), not by --compression", *compression, format)
 		}
@@ -113,6 +118,17 @@ func runConvert(args []string, stdout, stderr io.Writer) (err error) {
 	if *out == "-" {
 		cw := &convertCounter{w: stdout}
 		dst = &stdoutBlocks{cw: cw, w: reader.NewWriter(cw)}
+	} else if format == reader.Cache {
+		// The cache records the input's identity, so that train --cache
+		// OUT -t INPUT takes it as INPUT's cache; idx files or standard
+		// input give a cache without a source.
+		source := ""
+		if !idx {
+			source = inputs[0]
+		}
+		if dst, err = reader.CreateCache(*out, source, lim.opts()...); err != nil {
+			return err
+		}
 	} else {
 		dst, err = reader.CreateBlocks(*out, reader.WithCompression(*compression), reader.WithBatchRows(*batchRows))
 		if err != nil {

@@ -170,6 +170,7 @@ func TestConvertErrors(t *testing.T) {
 		{"unknown flag", []string{"--idx-images", images, "--idx-labels", labels, "--bogus", "-o", out}, true},
 		{"swapped files", []string{"--idx-images", labels, "--idx-labels", images, "-o", out}, false},
 		{"missing file", []string{"--idx-images", images + "x", "--idx-labels", labels, "-o", out}, false},
+		{"compressed cache", []string{"--idx-images", images, "--idx-labels", labels, "--compression", "zstd", "-o", out + ".cpmcache"}, true},
 		{"bz2 output", []string{"--idx-images", images, "--idx-labels", labels, "-o", out + ".bz2"}, false},
 		{"missing output dir", []string{"--idx-images", images, "--idx-labels", labels, "-o", filepath.Join(dir, "no", "x.zst")}, false},
 	}
@@ -215,6 +216,8 @@ func TestConvertFormats(t *testing.T) {
 		{"d.parquet", []string{"--compression", "snappy", "--batch-rows", "4"}, reader.Parquet},
 		{"e.pq", []string{"--compression=zstd"}, reader.Parquet},
 		{"f.libsvm.gz", nil, reader.LIBSVM},
+		{"g.cpmcache", nil, reader.Cache},
+		{"h.CPMCACHE", []string{"--batch-rows", "2"}, reader.Cache},
 	}
 	for _, tt := range tests {
 		t.Run(tt.out, func(t *testing.T) {
@@ -374,5 +377,39 @@ func TestConvertColumnarErrors(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 3 {
 		t.Errorf("directory holds %d entries, want in, good and bad", len(ents))
+	}
+}
+
+// A cache written by convert records its input, so train --cache takes it
+// as the input's cache; the model is the one trained from the text.
+func TestConvertCacheServesTrain(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "heart.libsvm")
+	if err := os.WriteFile(in, readFile(t, heart), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(dir, "heart.cpmcache")
+	mustRun(t, "convert", in, "-o", cache)
+	args := []string{"train", "-q", "--stream", "-k", "2", "-i", "2000", "-t", in}
+	mustRun(t, append(args, "-o", filepath.Join(dir, "text.model"))...)
+	js := filepath.Join(dir, "m.json")
+	mustRun(t, append(args, "--cache", cache, "--json", js, "-o", filepath.Join(dir, "cache.model"))...)
+	if !bytes.Contains(readFile(t, js), []byte(`"cache_reused": true`)) {
+		t.Errorf("train did not read the cache convert wrote: %s", readFile(t, js))
+	}
+	if !bytes.Equal(readFile(t, filepath.Join(dir, "text.model")), readFile(t, filepath.Join(dir, "cache.model"))) {
+		t.Error("the model trained through convert's cache differs")
+	}
+	// From idx files there is no source to record: such a cache reads as
+	// data but is never taken as a file's cache.
+	images, labels := convertFixture(t, dir)
+	idxCache := filepath.Join(dir, "idx.cpmcache")
+	mustRun(t, "convert", "--idx-images", images, "--idx-labels", labels, "-o", idxCache)
+	direct := mustRun(t, "convert", "--idx-images", images, "--idx-labels", labels, "-o", "-")
+	if back := mustRun(t, "convert", idxCache, "-o", "-"); back != direct || direct == "" {
+		t.Errorf("idx -> cache -> LIBSVM gave %q, idx -> LIBSVM %q", back, direct)
+	}
+	if err := reader.CheckCache(idxCache, in); !errors.Is(err, reader.ErrCacheStale) {
+		t.Errorf("CheckCache of a cache without a source: %v, want ErrCacheStale", err)
 	}
 }

@@ -54,6 +54,9 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if *reps < 1 || *folds < 2 {
 		return usagef("-r %d -f %d: want at least 1 repetition and 2 folds", *reps, *folds)
 	}
+	if *workers < 0 {
+		return usagef("--cv-workers %d: want at least 1 (or 0 for GOMAXPROCS)", *workers)
+	}
 	path := pos[0]
 	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true, inputs: []string{path}}); err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/shard"
+	"github.com/polyhedral/cpm/synth"
 )
 
 // Every exit status of the table in cpm help and the README, through run.
@@ -43,6 +44,10 @@ func TestExitStatuses(t *testing.T) {
 	badLog := write("bad.jsonl", []byte("{\"task\":\"outer\",\"step\":1}\nnot json\n"))
 	missing := filepath.Join(dir, "missing.libsvm")
 	empty := write("empty.libsvm", nil)
+	glued := write("glued.libsvm", []byte("1 1:2#c\n-1 1:-1 #c\n1#c\n-1 2:1#x:y\n"))
+	noValue := write("novalue.libsvm", []byte("1 1:2\n1 1:#\n"))
+	nanArgs, nanCk := nanWeightCheckpoint(t, dir)
+	set, editedShard := editedShardSet(t, dir)
 
 	for _, tc := range []struct {
 		name string
@@ -68,6 +73,12 @@ func TestExitStatuses(t *testing.T) {
 		{"missing data", []string{"train", "-q", "-t", missing, "-o", filepath.Join(dir, "m")}, exitIO, "no such file"},
 		{"missing model", []string{"eval", "-m", filepath.Join(dir, "none.model"), heart}, exitIO, "no such file"},
 		{"unwritable model", []string{"train", "-q", "-k", "2", "-i", "2000", "-t", heart, "-o", filepath.Join(dir, "no", "dir", "m")}, exitIO, "no such file"},
+		{"gen without the MNIST files", []string{"gen", "mnist8m-2", "--rows", "10", "--mnist", filepath.Join(dir, "no-mnist"), "-o", filepath.Join(dir, "g.libsvm")}, exitIO, "MNIST training files not found"},
+		{"comment glued to a value", []string{"train", "-q", "-k", "2", "-i", "200", "-t", glued, "-o", filepath.Join(dir, "glued.model")}, exitOK, ""},
+		{"comment where a value is due", []string{"train", "-q", "-t", noValue, "-o", filepath.Join(dir, "m")}, exitBadInput, noValue + ":2:3: "},
+		{"convert to the cache format", []string{"convert", heart, "-o", filepath.Join(dir, "h.cpmcache")}, exitOK, ""},
+		{"CRC-valid checkpoint with a NaN weight", append(nanArgs, "--resume", nanCk), exitBadInput, "is NaN"},
+		{"shard disagreeing with its manifest", []string{"train", "-q", "--stream", "-k", "2", "-i", "2000", "-t", set, "-o", filepath.Join(dir, "m")}, exitBadInput, editedShard},
 		{"training refuses", []string{"train", "-q", "-t", iris, "-o", filepath.Join(dir, "m")}, exitError, "one-vs-one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,6 +101,74 @@ func TestExitStatuses(t *testing.T) {
 			t.Errorf("cancelled train: exit %d, stderr %q; want 130", code, errb.String())
 		}
 	})
+}
+
+// A flag value out of range is a usage error naming the flag, found before
+// any data is read: the data file named here does not exist, so reading it
+// first would exit 4.
+func TestBadFlagValues(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.libsvm")
+	for _, tc := range []struct {
+		flags []string
+		want  string // in stderr
+	}{
+		{[]string{"-k", "65535"}, "-k 65535"},
+		{[]string{"-k", "2,70000"}, "-k 70000"},
+		{[]string{"-i", "-5"}, "-i -5"},
+		{[]string{"--iterations", "0"}, "-i 0"},
+		{[]string{"--lambda", "-1"}, "--lambda -1"},
+		{[]string{"--lambda", "NaN"}, "--lambda NaN"},
+		{[]string{"--lambda", "Inf"}, "--lambda +Inf"},
+		{[]string{"-C", "-1"}, "-C -1"},
+		{[]string{"-C", "NaN"}, "-C NaN"},
+		{[]string{"-C", "0x1p1024"}, "-C"}, // out of float64's range: the flag package refuses it
+		{[]string{"--bias", "NaN"}, "--bias NaN"},
+		{[]string{"--bias", "-Inf"}, "--bias -Inf"},
+		{[]string{"--cost_ratio", "NaN"}, "--cost_ratio NaN"},
+		{[]string{"--cost_ratio", "-2"}, "--cost_ratio -2"},
+		{[]string{"--entropy", "-1"}, "--entropy -1"},
+		{[]string{"--entropy", "NaN"}, "--entropy NaN"},
+		{[]string{"--workers", "-3"}, "--workers -3"},
+		{[]string{"--learner", "polyceptron-batch", "-k", "65537"}, "-k 65537"},
+		{[]string{"--learner", "polyceptron-online", "--step", "NaN"}, "--step NaN"},
+		{[]string{"--learner", "plume", "--gamma", "-1"}, "--gamma -1"},
+		{[]string{"--learner", "plume", "--epsilon", "Inf"}, "--epsilon +Inf"},
+		{[]string{"--learner", "plume", "--inner-iter", "-1"}, "--inner-iter -1"},
+		{[]string{"--learner", "plume", "--max-iter", "-1"}, "--max-iter -1"},
+		{[]string{"--learner", "polyceptron-batch", "--restarts", "-2"}, "--restarts -2"},
+		{[]string{"--learner", "kperceptron", "--sigma", "-1"}, "--sigma -1"},
+		{[]string{"--learner", "kperceptron", "--coef0", "NaN"}, "--coef0 NaN"},
+		{[]string{"--learner", "kperceptron", "--degree", "-2"}, "--degree -2"},
+		{[]string{"--learner", "kperceptron", "--cache-mb", "-1"}, "--cache-mb -1"},
+	} {
+		for _, cmd := range []string{"train", "cv"} {
+			args := append([]string{cmd, "-q"}, tc.flags...)
+			if cmd == "train" {
+				args = append(args, "-t", missing, "-o", missing+".model")
+			} else {
+				args = append(args, missing)
+			}
+			t.Run(strings.Join(args[:len(tc.flags)+2], " "), func(t *testing.T) {
+				code, _, errs := cpm(t, args...)
+				if code != exitUsage || !strings.Contains(errs, tc.want) {
+					t.Errorf("exit %d, stderr %q; want %d and %q", code, errs, exitUsage, tc.want)
+				}
+			})
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train", "-q", "--cache", "x.gz", "-t", missing, "-o", missing + ".model"}, "--cache x.gz"},
+		{[]string{"train", "-q", "--stream", "--cache", "x.cpmcache.ZST", "-t", missing, "-o", missing + ".model"}, "--cache x.cpmcache.ZST"},
+		{[]string{"cv", "-q", "--cv-workers", "-1", missing}, "--cv-workers -1"},
+	} {
+		code, _, errs := cpm(t, tc.args...)
+		if code != exitUsage || !strings.Contains(errs, tc.want) {
+			t.Errorf("cpm %s: exit %d, stderr %q; want %d and %q", strings.Join(tc.args, " "), code, errs, exitUsage, tc.want)
+		}
+	}
 }
 
 // exitStatus classifies errors by what they wrap, bad input before I/O.
@@ -119,6 +198,10 @@ func TestExitStatusClassification(t *testing.T) {
 		{fmt.Errorf("x.libsvm: %w to train on", sgd.ErrNoRows), exitBadInput},
 		{fmt.Errorf("shard: dir: %w: no manifest", shard.ErrIncomplete), exitBadInput},
 		{fmt.Errorf("shard: %q: %w", "d/*.zst", shard.ErrNoMatch), exitIO},
+		{fmt.Errorf("shard 1 of 2: p: %w: read 1 rows", shard.ErrManifestMismatch), exitBadInput},
+		{fmt.Errorf("x: %w: 5 bytes, 4 when training started", errInputChanged), exitBadInput},
+		{fmt.Errorf("outer: %w", &sgd.CheckpointError{Name: "ck", Offset: -1, Err: sgd.ErrCheckpointCorrupt}), exitBadInput},
+		{fmt.Errorf("%w in d: %w", synth.ErrNoMNIST, fs.ErrNotExist), exitIO},
 		{errors.New("sgd: 3 labels"), exitError},
 	} {
 		if got := exitStatus(tc.err); got != tc.want {

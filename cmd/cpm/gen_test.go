@@ -153,7 +153,7 @@ func TestGenErrors(t *testing.T) {
 		{[]string{"gen", "url", "extra", "-o", out}, 2, "unexpected argument"},
 		{[]string{"gen", "mnist8m", "--split", "test", "-o", out}, 2, "no test split"},
 		{[]string{"gen", "polyceptron-d2", "--split", "test", "-o", out}, 2, "no test split"},
-		{[]string{"gen", "mnist8m-2", "--mnist", filepath.Join(dir, "nope"), "--rows", "5", "-o", out}, 1, "scripts/get-mnist.sh"},
+		{[]string{"gen", "mnist8m-2", "--mnist", filepath.Join(dir, "nope"), "--rows", "5", "-o", out}, exitIO, "scripts/get-mnist.sh"},
 		{[]string{"gen", "url", "--rows", "5", "-o", filepath.Join(dir, "x.bz2")}, 1, "bzip2"},
 	}
 	for _, tc := range tests {

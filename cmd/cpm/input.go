@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
+	"github.com/polyhedral/cpm/shard"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -22,11 +26,24 @@ const streamBlockRows = 4096
 // reader.OpenBlocks reads, or a shard set (a directory written by cpm shard,
 // or a glob), optionally through a binary cache that the first pass writes
 // and later passes read.
+//
+// Every pass reads the same files: newInput opens each input file (the
+// file, or the shards a shard directory's manifest or a glob names then)
+// and keeps it open (pin), and the cache too once it is complete; every
+// pass reads the kept files (reader.WithOpener), whatever their names
+// hold by then, and checks, when it opens and when it ends, that none was
+// changed in place (pin.check), failing with an error wrapping
+// errInputChanged otherwise. close closes the kept files.
 type input struct {
-	path    string          // file, shard directory or glob
-	cache   string          // cache file, or "" for none
-	readers int             // parallel readers of a shard set
-	opts    []reader.Option // input limits (limits.go), for every reader and the cache
+	path     string            // file, shard directory or glob
+	cache    string            // cache file, or "" for none
+	readers  int               // parallel readers of a shard set
+	opts     []reader.Option   // input limits (limits.go) and the opener of kept files, for every reader and the cache
+	shards   []string          // a shard set's files, as named when the run started
+	manifest []shard.ShardInfo // a shard directory's manifest entries, one per file
+
+	pinMu sync.Mutex
+	pins  map[string]*pin // kept files by path: the source's; the cache's once it is complete
 
 	mu         sync.Mutex
 	cacheReady bool // the cache is complete and matches the source
@@ -48,23 +65,41 @@ type inputStats struct {
 // cache can be used. cache "auto" means path + ".cpmcache". opts apply to
 // every pass and to the cache.
 func newInput(path, cache string, readers int, stderr io.Writer, quiet bool, opts ...reader.Option) (*input, error) {
-	in := &input{path: path, cache: cache, readers: readers, opts: opts}
+	in := &input{path: path, cache: cache, readers: readers, pins: map[string]*pin{}}
+	in.opts = append(slices.Clip(opts), reader.WithOpener(in.open))
 	if cache == "auto" {
 		if isShardInput(path) {
 			return nil, usagef("--cache auto needs a file input; name the cache for a shard set")
 		}
 		in.cache = path + ".cpmcache"
 	}
+	if err := in.pinSource(); err != nil {
+		in.close()
+		return nil, err
+	}
 	if in.cache == "" {
 		return in, nil
 	}
-	if path == "-" {
-		return nil, usagef("--cache needs a file, not standard input")
+	if err := in.checkCache(stderr, quiet); err != nil {
+		in.close()
+		return nil, err
 	}
-	if isShardInput(path) && !isDir(path) {
-		return nil, usagef("--cache with a glob: give the shard directory instead (its manifest identifies the set)")
+	return in, nil
+}
+
+// checkCache decides whether the existing cache file is used (and then
+// keeps it open) or the first pass rebuilds it.
+func (in *input) checkCache(stderr io.Writer, quiet bool) error {
+	if in.path == "-" {
+		return usagef("--cache needs a file, not standard input")
+	}
+	if isShardInput(in.path) && !isDir(in.path) {
+		return usagef("--cache with a glob: give the shard directory instead (its manifest identifies the set)")
 	}
 	err := reader.CheckCache(in.cache, in.identity(), in.opts...)
+	if err == nil {
+		err = in.pinCache()
+	}
 	switch {
 	case err == nil:
 		in.cacheReady, in.stats.cacheReused = true, true
@@ -73,7 +108,7 @@ func newInput(path, cache string, readers int, stderr io.Writer, quiet bool, opt
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		if _, serr := reader.DetectFormat(in.identity()); serr != nil {
-			return nil, serr
+			return serr
 		}
 		if !quiet {
 			fmt.Fprintf(stderr, "the first pass writes cache %s\n", in.cache)
@@ -83,9 +118,21 @@ func newInput(path, cache string, readers int, stderr io.Writer, quiet bool, opt
 			fmt.Fprintf(stderr, "rebuilding cache: %v\n", err)
 		}
 	default:
-		return nil, err
+		return err
 	}
-	return in, nil
+	return nil
+}
+
+// checkCacheName refuses a --cache name with a compression suffix: the
+// cache format is not compressed, and such a name would be read back as a
+// compressed file.
+func checkCacheName(name string) error {
+	for _, ext := range []string{".zst", ".gz", ".bz2"} {
+		if len(name) > len(ext) && strings.EqualFold(name[len(name)-len(ext):], ext) {
+			return usagef("--cache %s: a cache file is not compressed (%s); name it *.cpmcache", name, ext)
+		}
+	}
+	return nil
 }
 
 // identity is the file whose size, time and head identify the source: the
@@ -97,24 +144,126 @@ func (in *input) identity() string {
 	return in.path
 }
 
+// pinSource keeps the source's files open: the input file, or the shards
+// a shard directory's manifest (whose counts every pass checks) or a glob
+// names now. Standard input is read once and has nothing to keep.
+func (in *input) pinSource() error {
+	switch {
+	case in.path == "-":
+		return nil
+	case isDir(in.path):
+		m, err := shard.Check(in.path)
+		if err != nil {
+			return err
+		}
+		for _, s := range m.Shards {
+			in.shards = append(in.shards, filepath.Join(in.path, s.Name))
+		}
+		in.manifest = m.Shards
+	case isShardInput(in.path):
+		list, err := shard.Files(in.path)
+		if err != nil {
+			return err
+		}
+		in.shards = list
+	default:
+		return in.pinFile(in.path)
+	}
+	for _, f := range in.shards {
+		if err := in.pinFile(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pinFile opens path and keeps it.
+func (in *input) pinFile(path string) error {
+	p, err := pinFile(path)
+	if err != nil {
+		return err
+	}
+	in.pinMu.Lock()
+	defer in.pinMu.Unlock()
+	if old := in.pins[path]; old != nil {
+		old.close()
+	}
+	in.pins[path] = p
+	return nil
+}
+
+// pinCache keeps the complete cache file open, so that every later pass
+// reads this cache even if another run rebuilds one under the same name.
+func (in *input) pinCache() error { return in.pinFile(in.cache) }
+
+// open is the reader.WithOpener function of the run's readers: a new
+// descriptor of the kept file at path, or of path itself if it is not kept
+// (the cache while the first pass writes it).
+func (in *input) open(path string) (*os.File, error) {
+	in.pinMu.Lock()
+	p := in.pins[path]
+	in.pinMu.Unlock()
+	if p == nil {
+		return os.Open(path)
+	}
+	return p.open()
+}
+
+// checkPins checks that no kept file was changed.
+func (in *input) checkPins() error {
+	in.pinMu.Lock()
+	defer in.pinMu.Unlock()
+	for _, p := range in.pins {
+		if err := p.check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// close closes the kept files.
+func (in *input) close() {
+	in.pinMu.Lock()
+	defer in.pinMu.Unlock()
+	for path, p := range in.pins {
+		p.close()
+		delete(in.pins, path)
+	}
+}
+
 // openSource opens one pass over the source itself.
 func (in *input) openSource() (reader.BlockReader, error) {
-	if isShardInput(in.path) {
-		return openShards(in.path, in.readers, in.opts...)
+	if in.shards == nil {
+		return reader.OpenBlocks(in.path, streamBlockRows, in.opts...)
 	}
-	return reader.OpenBlocks(in.path, streamBlockRows, in.opts...)
+	r, err := shard.OpenFiles(in.shards, shard.ReadConfig{Readers: in.readers, BlockRows: streamBlockRows}, in.opts...)
+	if err != nil {
+		return nil, err
+	}
+	if in.manifest != nil {
+		r.ExpectCounts(in.manifest)
+	}
+	return r, nil
 }
 
 // openPass opens pass k: from the cache when it is complete, otherwise from
 // the source, writing the cache on the way when this is the first pass.
+// It first checks that the input files are the ones the run started with.
 func (in *input) openPass(k int) (reader.BlockReader, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if k == 1 {
 		in.stats.passStart = time.Now()
 	}
+	if err := in.checkPins(); err != nil {
+		return nil, err
+	}
 	if in.cacheReady {
-		return reader.OpenCache(in.cache, streamBlockRows, in.opts...)
+		r, err := reader.OpenCache(in.cache, streamBlockRows, in.opts...)
+		if err != nil {
+			return nil, err
+		}
+		return &passTimer{BlockReader: r, in: in}, nil
 	}
 	src, err := in.openSource()
 	if err != nil {
@@ -132,28 +281,42 @@ func (in *input) openPass(k int) (reader.BlockReader, error) {
 	return &passTimer{BlockReader: reader.TeeCache(src, w), in: in, first: true, cache: true}, nil
 }
 
-// passTimer notes when the first pass ends and whether it completed the
-// cache.
+// passTimer checks at the end of every pass that the input files are
+// still the ones the run started with, and notes when the first pass ends
+// and whether it completed the cache (which it then records).
 type passTimer struct {
 	reader.BlockReader
 	in    *input
 	first bool
 	cache bool
 	ended bool
+	err   error // sticky: an input file changed during the pass
 }
 
 func (p *passTimer) Next() (*sparsevec.CSR, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
 	b, err := p.BlockReader.Next()
-	if err == io.EOF && p.first && !p.ended {
-		p.ended = true
-		in := p.in
-		in.mu.Lock()
+	if err != io.EOF || p.ended {
+		return b, err
+	}
+	p.ended = true
+	in := p.in
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if p.err = in.checkPins(); p.err != nil {
+		return nil, p.err
+	}
+	if p.first {
 		in.stats.firstPass = time.Since(in.stats.passStart)
 		if p.cache {
+			if p.err = in.pinCache(); p.err != nil {
+				return nil, p.err
+			}
 			in.cacheReady, in.stats.cacheBuilt = true, true
 			in.stats.cacheWrite = in.cacheW.Seconds()
 		}
-		in.mu.Unlock()
 	}
 	return b, err
 }
@@ -260,6 +423,7 @@ func loadTraining(path, cache string, stderr io.Writer, quiet bool, opts ...read
 	if err != nil {
 		return nil, err
 	}
+	defer in.close()
 	if isShardInput(path) {
 		return nil, usagef("a shard set is read with --stream")
 	}

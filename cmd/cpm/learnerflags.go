@@ -3,10 +3,12 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/polyhedral/cpm/assign"
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/plume"
 	"github.com/polyhedral/cpm/sgd"
@@ -78,6 +80,9 @@ func (l *learnerFlags) build() (learner.Spec, error) {
 	if !learner.Known(l.name) {
 		return learner.Spec{}, usagef("unknown learner %q (want one of %s)", l.name, strings.Join(learner.Names(), ", "))
 	}
+	if err := l.validate(); err != nil {
+		return learner.Spec{}, err
+	}
 	s := l.spec
 	s.Name = l.name
 	if l.label.set {
@@ -129,6 +134,66 @@ func (l *learnerFlags) build() (learner.Spec, error) {
 		return s, usagef("--lift is for the perceptron and the Polyceptron")
 	}
 	return s.WithSeed(l.seed), nil
+}
+
+// validate checks the numeric flags against the ranges the learners
+// accept, so that a bad value is a usage error naming the flag before any
+// data is read. Zero keeps its meaning of "the default" where the flag has
+// one (--lambda, --workers).
+func (l *learnerFlags) validate() error {
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	c, s := l.spec.CPM, &l.spec
+	maxK := assign.MaxFaces // cpm
+	switch l.name {
+	case learner.PolyceptronOnline, learner.PolyceptronBatch, learner.PLUME, learner.SPLA1:
+		maxK = 1 << 16
+	}
+	for _, k := range l.k {
+		if k > maxK {
+			return usagef("-k %d: want a number of faces from 1 to %d", k, maxK)
+		}
+	}
+	nonNeg := func(name string, v float64) error {
+		if !finite(v) || v < 0 {
+			return usagef("%s %v: want a finite value >= 0 (0 for the default)", name, v)
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"--step", l.step}, {"--gamma", l.gamma}, {"--epsilon", s.PLUME.Epsilon}, {"--sigma", s.Kernel.Kernel.Sigma}} {
+		if err := nonNeg(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"--degree", s.Kernel.Kernel.Degree}, {"--cache-mb", s.Kernel.CacheMB}, {"--max-iter", s.Polyceptron.MaxIter}, {"--restarts", s.Polyceptron.Restarts}, {"--inner-iter", s.PLUME.InnerIter}} {
+		if f.v < 0 {
+			return usagef("%s %d: want a whole number >= 0 (0 for the default)", f.name, f.v)
+		}
+	}
+	switch {
+	case !finite(s.Kernel.Kernel.Coef0):
+		return usagef("--coef0 %v: want a finite value", s.Kernel.Kernel.Coef0)
+	case l.iterations < 1:
+		return usagef("-i %d: want at least 1 SGD step", l.iterations)
+	case !finite(c.C) || c.C <= 0:
+		return usagef("-C %v: want a finite value > 0", c.C)
+	case !finite(c.Lambda) || c.Lambda < 0:
+		return usagef("--lambda %v: want a finite value > 0 (or 0 for 1/(C*T))", c.Lambda)
+	case !finite(c.Entropy) || c.Entropy < 0:
+		return usagef("--entropy %v: want a finite value >= 0 (nats; 0 = plain argmax)", c.Entropy)
+	case !finite(c.CostRatio) || c.CostRatio <= 0:
+		return usagef("--cost_ratio %v: want a finite value > 0", c.CostRatio)
+	case !finite(l.bias):
+		return usagef("--bias %v: want a finite value (0 = no bias)", l.bias)
+	case c.Workers < 0:
+		return usagef("--workers %d: want at least 1 (or 0 for GOMAXPROCS)", c.Workers)
+	}
+	return nil
 }
 
 // describe returns a short description of the learner for log lines.

@@ -8,7 +8,7 @@
 //	cpm predict -m MODEL -c DATA [-s SCORES]          score rows
 //	cpm eval    -m MODEL [--json F] DATA              error rate, confusion, face counts
 //	cpm export  -m MODEL [-o TEXT]                    readable text dump of a model
-//	cpm convert IN -o OUT                             any format -> any format (LIBSVM, Arrow, Parquet)
+//	cpm convert IN -o OUT                             any format -> any format (LIBSVM, Arrow, Parquet, cache)
 //	cpm shard   -n N --shuffle IN OUTDIR              shuffled shards of an input larger than memory
 //	cpm gen     NAME -o OUT                           generated data at the papers' scale
 //	cpm bench   seeds | cpm-table                     the papers' tables, ours beside theirs
@@ -42,6 +42,7 @@ import (
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/shard"
+	"github.com/polyhedral/cpm/synth"
 )
 
 // usageError marks errors in the command line itself (exit status 2).
@@ -62,7 +63,8 @@ usage:
   cpm convert --idx-images F --idx-labels F [--digit D] -o OUT
                                                     MNIST idx files -> LIBSVM (.zst/.gz/plain)
   cpm convert IN -o OUT                             between LIBSVM(.zst/.gz/plain), Arrow (.arrow,
-                                                    .arrows) and Parquet (.parquet)
+                                                    .arrows), Parquet (.parquet) and the row
+                                                    cache (.cpmcache)
   cpm cv      [--learner NAME] [-r R] [-f F] [--scale01] DATA
                                                     repeated stratified k-fold cross-validation
   cpm gen     NAME [--rows N] [--seed S] -o OUT     generated data (cpm gen --help lists the names)
@@ -84,15 +86,18 @@ from the content); "-" reads standard input. Run "cpm COMMAND -h" for flags.
 Exit status:
   0    success
   1    any other error (e.g. training refused the data's labels)
-  2    usage error (bad command line), including an output path that may
-       not be written: a directory, block device or socket, one of the
-       command's inputs, a --cache path holding a file that is not a cpm
-       cache, two outputs naming the same file
-  3    bad input: a data file that does not parse, is corrupt or holds
-       no rows, a model file that is not a valid cpm model
+  2    usage error (bad command line: unknown command or flag, a flag value
+       out of range, a missing argument), found before any data is read;
+       also an output path that may not be written: a directory, block
+       device or socket, one of the command's inputs, a --cache path
+       holding a file that is not a cpm cache, two outputs naming one file
+  3    bad input: a data file that does not parse, is corrupt, holds
+       no rows, disagrees with its shard manifest or is rewritten during
+       a --stream run; a model or checkpoint file that is not valid
   4    I/O error: a file that cannot be opened, read or written (missing,
        permission denied, disk full), a shard glob that matches no file,
-       an output whose directory does not exist or is not writable
+       the MNIST files cpm gen needs, an output whose directory does not
+       exist or is not writable
   130  interrupted (SIGINT or SIGTERM)
 
 Outputs (-o, -s, --json, --metrics-log, --checkpoint, --cpuprofile, --cache,
@@ -209,9 +214,9 @@ func isBadInput(err error) bool {
 		return true
 	}
 	for _, kind := range []error{
-		reader.ErrCorrupt, reader.ErrSchema, sgd.ErrNoRows, cv.ErrNoData, shard.ErrIncomplete,
+		reader.ErrCorrupt, reader.ErrSchema, sgd.ErrNoRows, cv.ErrNoData, shard.ErrIncomplete, shard.ErrManifestMismatch,
 		model.ErrNotModel, model.ErrVersion, model.ErrTruncated, model.ErrChecksum, model.ErrCorrupt, model.ErrInvalid,
-		plume.ErrModel,
+		plume.ErrModel, errInputChanged,
 	} {
 		if errors.Is(err, kind) {
 			return true
@@ -234,7 +239,8 @@ func isIOError(err error) bool {
 		errors.As(err, new(*os.SyscallError)) ||
 		errors.As(err, new(syscall.Errno)) ||
 		errors.Is(err, io.ErrShortWrite) ||
-		errors.Is(err, shard.ErrNoMatch) // a glob naming no file: as a missing file
+		errors.Is(err, shard.ErrNoMatch) || // a glob naming no file: as a missing file
+		errors.Is(err, synth.ErrNoMNIST) // the MNIST files gen needs: missing files
 }
 
 const versionUsage = "cpm version (or cpm --version)"

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/shard"
 )
 
@@ -18,9 +17,4 @@ func isDir(path string) bool {
 // (newInput refuses a cache for a glob, which has no manifest.)
 func shardIdentity(dir string) string {
 	return filepath.Join(dir, shard.ManifestName)
-}
-
-// openShards opens one pass over a shard set with parallel readers.
-func openShards(path string, readers int, opts ...reader.Option) (reader.BlockReader, error) {
-	return shard.Open(path, shard.ReadConfig{Readers: readers, BlockRows: streamBlockRows}, opts...)
 }

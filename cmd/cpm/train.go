@@ -125,6 +125,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q (the training file goes after -t)", fs.Arg(0))
 	}
+	if err := checkCacheName(*cacheFile); err != nil {
+		return err
+	}
 	if *trainPath == "" && *modelIn != "" {
 		if *testPath == "" {
 			return usagef("-m MODEL needs -c TEST")
@@ -224,6 +227,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		if err != nil {
 			return err
 		}
+		defer in.close()
 		if err := vf.load(&spec, nil, stderr, *quiet, lim.opts()...); err != nil {
 			return err
 		}
