@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/polyhedral/cpm/assign"
+	"github.com/polyhedral/cpm/internal/budget"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -123,8 +124,8 @@ type Checkpointing struct {
 
 func (c Checkpointing) active() bool { return c.Path != "" || c.Resume != nil }
 
-// Kinds of checkpoint failure; a *CheckpointError wraps one of the first
-// three. Test with errors.Is.
+// Kinds of checkpoint failure; a *CheckpointError wraps one of them
+// except ErrCheckpointMismatch. Test with errors.Is.
 var (
 	// ErrNotCheckpoint means the input does not start with the magic.
 	ErrNotCheckpoint = errors.New("not a cpm checkpoint file")
@@ -137,6 +138,9 @@ var (
 	// ErrCheckpointMismatch means a checkpoint was made by a run with other
 	// data or config than the one resuming it.
 	ErrCheckpointMismatch = errors.New("checkpoint does not match this run")
+	// ErrCheckpointTooLarge means the file is larger than the size cap of
+	// LoadCheckpointLimit.
+	ErrCheckpointTooLarge = errors.New("checkpoint file too large")
 )
 
 // CheckpointError reports a malformed checkpoint file: which file, where,
@@ -144,7 +148,7 @@ var (
 type CheckpointError struct {
 	Name   string // the name given to ReadCheckpoint, or the path given to LoadCheckpoint
 	Offset int64  // byte offset at which the problem was detected
-	Err    error  // wraps ErrNotCheckpoint, ErrCheckpointVersion or ErrCheckpointCorrupt
+	Err    error  // wraps ErrNotCheckpoint, ErrCheckpointVersion, ErrCheckpointCorrupt or ErrCheckpointTooLarge
 }
 
 func (e *CheckpointError) Error() string {
@@ -490,13 +494,47 @@ func (c *Checkpoint) Progress() (done, total int64) {
 	return done, int64(c.fp.tasks) * c.fp.iterations
 }
 
-// LoadCheckpoint reads the checkpoint file at path; see ReadCheckpoint.
+// LoadCheckpoint reads the checkpoint file at path with the default size
+// cap, half of the machine's memory; see LoadCheckpointLimit.
 func LoadCheckpoint(path string) (*Checkpoint, error) {
-	b, err := os.ReadFile(path)
+	return LoadCheckpointLimit(path, budget.Default())
+}
+
+// LoadCheckpointLimit reads the checkpoint file at path, which must hold at
+// most limit bytes, and decodes it with ReadCheckpoint. It checks the
+// magic before reading further, so that a file that is not a checkpoint
+// (even an endless one such as /dev/zero) is refused after its first 8
+// bytes; a regular file larger than limit is refused from its size, and
+// any other file after limit+1 bytes, with a *CheckpointError wrapping
+// ErrCheckpointTooLarge. At most limit+1 bytes are buffered.
+func LoadCheckpointLimit(path string, limit int64) (*Checkpoint, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read checkpoint: %w", err)
 	}
-	return ReadCheckpoint(b, path)
+	defer f.Close()
+	tooLarge := func() error {
+		return &CheckpointError{Name: path, Offset: limit, Err: fmt.Errorf("%w: more than the cap of %d bytes", ErrCheckpointTooLarge, limit)}
+	}
+	if err := budget.CheckSize(f, path, limit); err != nil {
+		return nil, tooLarge()
+	}
+	head := make([]byte, len(ckMagic))
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, fmt.Errorf("read checkpoint: %w", err)
+	}
+	if n < len(ckMagic) || string(head) != ckMagic {
+		return ReadCheckpoint(head[:n], path) // refuses it
+	}
+	rest, err := budget.ReadAll(f, path, max(limit-int64(n), 0))
+	if errors.Is(err, budget.ErrTooLarge) {
+		return nil, tooLarge()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint: %w", err)
+	}
+	return ReadCheckpoint(append(head, rest...), path)
 }
 
 // ReadCheckpoint decodes a checkpoint file held in data, naming it name in

@@ -1,0 +1,71 @@
+//go:build unix
+
+package sgd
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+)
+
+// TestLoadCheckpointCapped checks that LoadCheckpointLimit never reads a
+// file whole before its checks: /dev/zero is refused after the magic, a
+// regular file beyond the cap from its size, and an endless stream that
+// starts like a checkpoint after limit+1 bytes, each without buffering
+// more than the cap.
+func TestLoadCheckpointCapped(t *testing.T) {
+	dir := t.TempDir()
+	zero := filepath.Join(dir, "zero")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCheckpointLimit(zero, 1<<40); !errors.Is(err, ErrNotCheckpoint) {
+		t.Errorf("/dev/zero: got %v, want ErrNotCheckpoint", err)
+	}
+	if _, err := LoadCheckpoint(zero); !errors.Is(err, ErrNotCheckpoint) {
+		t.Errorf("/dev/zero with the default cap: got %v, want ErrNotCheckpoint", err)
+	}
+
+	const limit = 1 << 20
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, append([]byte(ckMagic), make([]byte, limit)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ce *CheckpointError
+	if _, err := LoadCheckpointLimit(big, limit); !errors.Is(err, ErrCheckpointTooLarge) || !errors.As(err, &ce) || ce.Name != big {
+		t.Errorf("regular file beyond the cap: got %v, want a *CheckpointError naming it, wrapping ErrCheckpointTooLarge", err)
+	}
+
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		f.Write([]byte(ckMagic))
+		buf := make([]byte, 64<<10)
+		for {
+			if _, err := f.Write(buf); err != nil {
+				return // the reader stopped: EPIPE
+			}
+		}
+	}()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := LoadCheckpointLimit(fifo, limit)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrCheckpointTooLarge) {
+		t.Errorf("endless stream with the magic: got %v, want ErrCheckpointTooLarge", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4*limit {
+		t.Errorf("endless stream: %d bytes allocated reading it, want at most %d (4× the cap)", got, 4*limit)
+	}
+}
