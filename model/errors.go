@@ -20,6 +20,11 @@ var (
 	// a shape that contradicts another field, a non-canonical encoding,
 	// trailing bytes, or a decoded model that fails validation.
 	ErrCorrupt = errors.New("corrupt")
+	// ErrTooLarge means the model, though well formed, would take more
+	// memory than Read allows: more than MemoryFactor times the bytes of
+	// its weight sections, or more than the limit given to ReadLimit or
+	// LoadLimit.
+	ErrTooLarge = errors.New("model too large for memory")
 )
 
 // ErrInvalid is wrapped by the errors of Model.Validate, and so by Write,
@@ -30,7 +35,7 @@ var ErrInvalid = errors.New("invalid model")
 type FormatError struct {
 	Name   string // the name given to Read, or the path given to Load
 	Offset int64  // byte offset at which the problem was detected
-	Err    error  // wraps ErrNotModel, ErrVersion, ErrTruncated, ErrChecksum or ErrCorrupt
+	Err    error  // wraps ErrNotModel, ErrVersion, ErrTruncated, ErrChecksum, ErrCorrupt or ErrTooLarge
 }
 
 func (e *FormatError) Error() string {

@@ -470,7 +470,7 @@ func (c *checkedSource) Next() (sparsevec.Vector, float32, int, error) {
 
 // Pairs returns the one-vs-one class pairs (i, j), i < j, in model order.
 func Pairs(c int) [][2]int {
-	var p [][2]int
+	p := make([][2]int, 0, c*(c-1)/2)
 	for i := 0; i < c; i++ {
 		for j := i + 1; j < c; j++ {
 			p = append(p, [2]int{i, j})
