@@ -3,6 +3,8 @@ package model
 import (
 	"errors"
 	"fmt"
+
+	"github.com/polyhedral/cpm/internal/budget"
 )
 
 // Kinds of malformed model file. A *FormatError wraps exactly one of them;
@@ -26,6 +28,11 @@ var (
 	// LoadLimit.
 	ErrTooLarge = errors.New("model too large for memory")
 )
+
+// ErrMemoryLimit is wrapped, besides ErrTooLarge, by the refusal of a model
+// beyond the limit given to ReadLimit or LoadLimit. It is the same value as
+// sgd.ErrMemoryLimit.
+var ErrMemoryLimit = budget.ErrMemoryLimit
 
 // ErrInvalid is wrapped by the errors of Model.Validate, and so by Write,
 // Save and ExportText when they are given an invalid Model.

@@ -484,12 +484,12 @@ func (d *decoder) weights(m *Model, counts, steps bool) error {
 		d.off -= 4
 		return d.fail(ErrTooLarge, "%d weight matrices of %d×%d would take %d bytes of memory, more than %d times their %d bytes in the file (plus %d)", n, m.D, m.K, mem, MemoryFactor, total, MemorySlack)
 	}
-	if d.limit > 0 && mem > d.limit {
-		d.off -= 4
-		return d.fail(ErrTooLarge, "%d weight matrices of %d×%d would take %d bytes of memory, more than the limit of %d", n, m.D, m.K, mem, d.limit)
-	}
 	if err := d.need(total+8, "weights"); err != nil { // +8: blob count and checksum
 		return err
+	}
+	if d.limit > 0 && mem > d.limit {
+		d.off -= 4
+		return d.fail(ErrTooLarge, "%d weight matrices of %d×%d would take %d bytes of memory, more than the limit of %d: %w", n, m.D, m.K, mem, d.limit, ErrMemoryLimit)
 	}
 	c := min(int(n), 1024)
 	if d.size >= 0 {

@@ -82,6 +82,8 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	fs := newFlags("inspect", stderr, inspectUsage)
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
+	mem := addMemoryFlag(fs)
+	defer mem.annotate(&err)
 	modelPath := fs.String("m", "", "model `file` (or give it as the argument)")
 	top := fs.Int("top", 5, "show the `N` features of largest absolute weight per face (0: none)")
 	dataPath := fs.String("data", "", "labelled data `file`: count the rows assigned to each face")
@@ -110,7 +112,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if *top < 0 {
 		return usagef("--top %d: want >= 0", *top)
 	}
-	m, err := model.Load(*modelPath)
+	m, err := model.LoadLimit(*modelPath, mem.v())
 	if err != nil {
 		return err
 	}

@@ -118,17 +118,20 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	vf := addValidFlags(fs)
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
+	mem := addMemoryFlag(fs)
+	defer mem.annotate(&err)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q (the training file goes after -t)", fs.Arg(0))
 	}
+	ckf.maxMemory = mem.v()
 	if *trainPath == "" && *modelIn != "" {
 		if *testPath == "" {
 			return usagef("-m MODEL needs -c TEST")
 		}
-		return scoreWithModel(ctx, stdout, *modelIn, *testPath, *scoresOut, false, lim.opts()...)
+		return scoreWithModel(ctx, stdout, *modelIn, *testPath, *scoresOut, false, mem.v(), lim.opts()...)
 	}
 	if *trainPath == "" {
 		return usagef("no training data: give -t FILE")
@@ -146,6 +149,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
+	spec.CPM.MaxMemory = mem.v()
 	if len(lf.k) > 1 && *stream {
 		return usagef("choosing K from a list needs the data in memory; drop --stream or give one K")
 	}

@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -54,3 +55,8 @@ func cgroupLimit() (int64, bool) {
 	}
 	return v, true
 }
+
+// ErrMemoryLimit means that a run or a model would need more memory than
+// the limit it was given. Packages export it under their own names
+// (sgd.ErrMemoryLimit, model.ErrMemoryLimit), all the same value.
+var ErrMemoryLimit = errors.New("memory limit exceeded")
