@@ -43,7 +43,7 @@ func (s *sliceBlocks) Next() (*sparsevec.CSR, error) {
 	return s.b, nil
 }
 func (s *sliceBlocks) Release(*sparsevec.CSR) {}
-func (s *sliceBlocks) Close() error          { return nil }
+func (s *sliceBlocks) Close() error           { return nil }
 
 // TestMaxMemory checks Config.MaxMemory on the shapes of a 4-row file with
 // one row of a large feature index: in memory, single- and double-sided
