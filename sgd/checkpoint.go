@@ -502,9 +502,9 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 
 // LoadCheckpointLimit reads the checkpoint file at path, which must hold at
 // most limit bytes, and decodes it with ReadCheckpoint. It checks the
-// magic before reading further, so that a file that is not a checkpoint
-// (even an endless one such as /dev/zero) is refused after its first 8
-// bytes; a regular file larger than limit is refused from its size, and
+// magic and the version before reading further, so that a file that is
+// not a checkpoint (even an endless one such as /dev/zero) is refused
+// after its first 16 bytes; a regular file larger than limit is refused from its size, and
 // any other file after limit+1 bytes, with a *CheckpointError wrapping
 // ErrCheckpointTooLarge. At most limit+1 bytes are buffered.
 func LoadCheckpointLimit(path string, limit int64) (*Checkpoint, error) {
@@ -516,25 +516,33 @@ func LoadCheckpointLimit(path string, limit int64) (*Checkpoint, error) {
 	tooLarge := func() error {
 		return &CheckpointError{Name: path, Offset: limit, Err: fmt.Errorf("%w: more than the cap of %d bytes", ErrCheckpointTooLarge, limit)}
 	}
-	if err := budget.CheckSize(f, path, limit); err != nil {
+	size, err := budget.CheckSize(f, path, limit)
+	if err != nil {
 		return nil, tooLarge()
 	}
-	head := make([]byte, len(ckMagic))
+	head := make([]byte, len(ckMagic)+8) // magic, version and a first field
 	n, err := io.ReadFull(f, head)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, fmt.Errorf("read checkpoint: %w", err)
 	}
-	if n < len(ckMagic) || string(head) != ckMagic {
-		return ReadCheckpoint(head[:n], path) // refuses it
+	head = head[:n]
+	if n < len(head) || string(head[:len(ckMagic)]) != ckMagic {
+		return ReadCheckpoint(head, path) // refuses it, or reads a tiny file
 	}
-	rest, err := budget.ReadAll(f, path, max(limit-int64(n), 0))
+	if v := binary.LittleEndian.Uint32(head[len(ckMagic):]); v != 1 && v != ckVersion {
+		return ReadCheckpoint(head, path) // refuses the version
+	}
+	if size >= 0 {
+		size -= int64(n)
+	}
+	data, err := budget.ReadAllSize(head, f, path, limit, size)
 	if errors.Is(err, budget.ErrTooLarge) {
 		return nil, tooLarge()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read checkpoint: %w", err)
 	}
-	return ReadCheckpoint(append(head, rest...), path)
+	return ReadCheckpoint(data, path)
 }
 
 // ReadCheckpoint decodes a checkpoint file held in data, naming it name in

@@ -13,6 +13,7 @@ import (
 
 // TestLoadCheckpointCapped checks that LoadCheckpointLimit never reads a
 // file whole before its checks: /dev/zero is refused after the magic, a
+// file with a wrong version after its first 16 bytes, a
 // regular file beyond the cap from its size, and an endless stream that
 // starts like a checkpoint after limit+1 bytes, each without buffering
 // more than the cap.
@@ -29,9 +30,25 @@ func TestLoadCheckpointCapped(t *testing.T) {
 		t.Errorf("/dev/zero with the default cap: got %v, want ErrNotCheckpoint", err)
 	}
 
+	badVersion := filepath.Join(dir, "version")
+	if err := os.WriteFile(badVersion, append([]byte(ckMagic+"\x07\x00\x00\x00"), make([]byte, 4<<20)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := LoadCheckpointLimit(badVersion, 1<<40)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrCheckpointVersion) {
+		t.Errorf("version 7: got %v, want ErrCheckpointVersion", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<10 {
+		t.Errorf("version 7: %d bytes allocated, want the file's 4 MiB left unread", n)
+	}
+
 	const limit = 1 << 20
 	big := filepath.Join(dir, "big")
-	if err := os.WriteFile(big, append([]byte(ckMagic), make([]byte, limit)...), 0o644); err != nil {
+	if err := os.WriteFile(big, append([]byte(ckMagic+"\x02\x00\x00\x00"), make([]byte, limit)...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var ce *CheckpointError
@@ -49,7 +66,7 @@ func TestLoadCheckpointCapped(t *testing.T) {
 			return
 		}
 		defer f.Close()
-		f.Write([]byte(ckMagic))
+		f.Write([]byte(ckMagic + "\x02\x00\x00\x00"))
 		buf := make([]byte, 64<<10)
 		for {
 			if _, err := f.Write(buf); err != nil {
@@ -57,10 +74,9 @@ func TestLoadCheckpointCapped(t *testing.T) {
 			}
 		}
 	}()
-	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err := LoadCheckpointLimit(fifo, limit)
+	_, err = LoadCheckpointLimit(fifo, limit)
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, ErrCheckpointTooLarge) {
 		t.Errorf("endless stream with the magic: got %v, want ErrCheckpointTooLarge", err)

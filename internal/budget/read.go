@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -39,28 +40,64 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if err := CheckSize(f, path, limit); err != nil {
+	size, err := CheckSize(f, path, limit)
+	if err != nil {
 		return nil, err
 	}
-	return ReadAll(f, path, limit)
+	return ReadAllSize(nil, f, path, limit, size)
 }
 
 // CheckSize refuses, with a *TooLargeError, a regular file f larger than
-// limit bytes. It returns nil for other files and when Stat fails (the
-// read that follows reports the failure).
-func CheckSize(f *os.File, name string, limit int64) error {
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > limit {
-		return &TooLargeError{Name: name, Limit: limit, Size: fi.Size()}
+// limit bytes. It returns the size of a regular file, and -1 for other
+// files and when Stat fails (the read that follows reports the failure).
+func CheckSize(f *os.File, name string, limit int64) (int64, error) {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return -1, nil
 	}
-	return nil
+	if fi.Size() > limit {
+		return fi.Size(), &TooLargeError{Name: name, Limit: limit, Size: fi.Size()}
+	}
+	return fi.Size(), nil
 }
 
 // ReadAll reads r to EOF if it holds at most limit bytes, reading at most
 // limit+1 bytes; beyond that it returns a *TooLargeError naming name.
 func ReadAll(r io.Reader, name string, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
+	return ReadAllSize(nil, r, name, limit, -1)
+}
+
+// ReadAllSize is ReadAll for an r expected to hold size bytes (-1:
+// unknown), returned after prefix (bytes already read from the same
+// input, which count toward limit): it allocates the result at once,
+// rather than growing a buffer through several copies, when the size is
+// known and within limit.
+func ReadAllSize(prefix []byte, r io.Reader, name string, limit, size int64) ([]byte, error) {
+	p := int64(len(prefix))
+	lr := io.LimitReader(r, max(limit+1-p, 0))
+	var b []byte
+	if size >= 0 && p+size <= limit {
+		b = make([]byte, p+size+1) // +1: a file that grew is read on
+		copy(b, prefix)
+		n, err := io.ReadFull(lr, b[p:])
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			b = b[:p+int64(n)]
+		case err != nil:
+			return nil, err
+		default:
+			more, err := io.ReadAll(lr)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, more...)
+		}
+	} else {
+		buf := bytes.NewBuffer(append([]byte(nil), prefix...))
+		if _, err := buf.ReadFrom(lr); err != nil {
+			return nil, err
+		}
+		b = buf.Bytes()
 	}
 	if int64(len(b)) > limit {
 		return nil, &TooLargeError{Name: name, Limit: limit, Size: -1}
