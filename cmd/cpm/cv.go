@@ -66,7 +66,8 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	cfg := cv.Config{Reps: *reps, Folds: *folds, Scale01: *scale01, Seed: lf.seed, Workers: *workers}
 	// The folds trained at once share the budget.
 	atOnce := min(cmp.Or(*workers, runtime.GOMAXPROCS(0)), *reps**folds)
-	spec.CPM.MaxMemory = max(mem.v()/int64(max(atOnce, 1)), 1)
+	spec.MaxMemory = max(mem.v()/int64(max(atOnce, 1)), 1)
+	spec.CPM.MaxMemory = spec.MaxMemory
 	if !*quiet {
 		var mu sync.Mutex
 		start := time.Now()

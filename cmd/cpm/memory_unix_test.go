@@ -14,7 +14,7 @@ import (
 // file whose one row has feature index 2^24-1 (within the default
 // --max-features) is refused by train and cv before the weights are
 // allocated, in memory and streamed, single- and double-sided and one-vs-
-// one; a model beyond --max-memory is refused by predict, eval, inspect and
+// one, and for the perceptron and PLUME; a model beyond --max-memory is refused by predict, eval, inspect and
 // export; a --resume file and a shard manifest that are /dev/zero, or
 // larger than their cap, are refused at once. Every refusal is bad input
 // (exit status 3) and names the flag or the file; a bad --max-memory is a
@@ -60,6 +60,8 @@ func TestMaxMemory(t *testing.T) {
 		{"one-vs-one", []string{"train", "-q", "-k", "2", "-i", "100", "--double-sided", "--ovo", "--max-memory", "3221225471", "-t", wide3, "-o", out}, exitBadInput, "3221225472 bytes of weights"},
 		{"streamed", []string{"train", "-q", "-k", "2", "-i", "100", "--double-sided", "--stream", "--max-memory", "256MiB", "-t", wide2, "-o", out}, exitBadInput, "feature index 16777215"},
 		{"cv", []string{"cv", "-q", "-k", "2", "-i", "100", "-r", "1", "-f", "2", "--max-memory", "256MiB", wide2}, exitBadInput, "--max-memory"},
+		{"perceptron", []string{"train", "-q", "--learner", "perceptron", "--max-memory", "64MiB", "-t", wide2, "-o", out}, exitBadInput, "--max-memory"},
+		{"plume cv", []string{"cv", "-q", "--learner", "plume", "-r", "1", "-f", "2", "--max-memory", "64MiB", wide2}, exitBadInput, "--max-memory"},
 		{"predict", []string{"predict", "--max-memory", "1MiB", "-m", midModel, "-c", mid}, exitBadInput, "too large for memory"},
 		{"eval", []string{"eval", "--max-memory", "1MiB", "-m", midModel, mid}, exitBadInput, "too large for memory"},
 		{"inspect", []string{"inspect", "--max-memory", "1MiB", midModel}, exitBadInput, "too large for memory"},

@@ -149,7 +149,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
-	spec.CPM.MaxMemory = mem.v()
+	spec.MaxMemory, spec.CPM.MaxMemory = mem.v(), mem.v()
 	if len(lf.k) > 1 && *stream {
 		return usagef("choosing K from a list needs the data in memory; drop --stream or give one K")
 	}
