@@ -12,6 +12,7 @@
 package learner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -53,6 +54,16 @@ type Spec struct {
 	Kernel      sgd.KernelConfig
 	Polyceptron sgd.PolyceptronConfig
 	PLUME       plume.Config // PLUME and SPLA1 (Hard is set by the name)
+
+	// MaxMemory, if > 0, bounds the bytes of weights training allocates,
+	// checked before it starts (error wrapping sgd.ErrMemoryLimit): for
+	// CPM it is CPM.MaxMemory when that is 0 (see sgd.Config.MaxMemory);
+	// the perceptron, the Polyceptron, PLUME and SPLA1 count their
+	// D×StrideFor(K) float32 weights twice (the weights and a kept copy:
+	// the pocket, the best restart); the kernel perceptron keeps support
+	// rows, not weights over features, and is not checked. If 0, there is
+	// no limit.
+	MaxMemory int64
 
 	// Label, if set, picks the distinguished label of binary data: CPM's
 	// outer label, the perceptrons' positive label, the Polyceptron's
@@ -99,6 +110,12 @@ func (s Spec) name() string {
 func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Report, error) {
 	start := time.Now()
 	rep := &Report{Learner: s.name()}
+	if err := s.checkMemory(data); err != nil {
+		return nil, nil, err
+	}
+	if s.CPM.MaxMemory == 0 {
+		s.CPM.MaxMemory = s.MaxMemory
+	}
 	var m *model.Model
 	switch s.name() {
 	case CPM:
@@ -178,6 +195,38 @@ func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Rep
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return m, rep, nil
+}
+
+// checkMemory refuses a run of the linear and mixture learners whose
+// weights would exceed s.MaxMemory; see Spec.MaxMemory.
+func (s Spec) checkMemory(data *sparsevec.CSR) error {
+	if s.MaxMemory <= 0 {
+		return nil
+	}
+	var k int
+	switch s.name() {
+	case Perceptron:
+		k = max(len(sgd.Labels(data)), 2)
+		if k == 2 {
+			k = 1 // binary: one weight vector
+		}
+	case PolyceptronOnline, PolyceptronBatch:
+		k = cmp.Or(s.Polyceptron.K, 2)
+	case PLUME, SPLA1:
+		k = cmp.Or(s.PLUME.K, 2)
+	default:
+		return nil
+	}
+	if k < 1 {
+		return nil // the learner refuses K itself
+	}
+	d := max(data.Dim, 1)
+	need := 2 * float64(d) * float64(sparsevec.StrideFor(k)) * 4
+	if need > float64(s.MaxMemory) {
+		return fmt.Errorf("learner: %s with K = %d over %d feature rows needs %.0f bytes of weights (2 matrices of %d×%d float32), more than the memory limit of %d bytes: %w",
+			s.name(), k, d, need, d, sparsevec.StrideFor(k), s.MaxMemory, sgd.ErrMemoryLimit)
+	}
+	return nil
 }
 
 // Predictor predicts one row with a trained model: its label, a decision

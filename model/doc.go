@@ -88,8 +88,8 @@
 //
 // Read and Load never panic and return a *FormatError, which names the file
 // and the byte offset and wraps one of ErrNotModel, ErrVersion,
-// ErrTruncated, ErrChecksum or ErrCorrupt; I/O errors are returned wrapped
-// as they are.
+// ErrTruncated, ErrChecksum, ErrCorrupt or ErrTooLarge; I/O errors are
+// returned wrapped as they are.
 //
 // A header that lies about sizes cannot make Read allocate more than the
 // input holds. Declared sizes are checked against fixed caps first (beyond a
@@ -111,7 +111,21 @@
 // that remain before anything is allocated for it (short is ErrTruncated).
 // When it is not known, Read reads in bounded chunks and grows its arrays
 // only as data arrives, so memory stays proportional to the bytes actually
-// present. The checksum is verified before the decoded model is validated
+// present.
+//
+// The checksum is verified before the decoded model is validated
 // (finite weights and the other rules of Model.Validate), so damage to the
 // weights reports ErrChecksum.
+//
+// # Memory
+//
+// A model in memory takes at most MemoryFactor (16) times its file size,
+// plus MemorySlack (64 KiB): its weight matrices, counts and steps, whose
+// memory Model.MemoryBytes computes from the header (a matrix's rows are
+// padded to a multiple of sparsevec.Lanes floats, and each matrix carries
+// a 56-byte header and pointer), take at most MemoryFactor times the bytes
+// of their sections, and Read refuses a header that calls for more with
+// ErrTooLarge before allocating for them. ReadLimit and LoadLimit also
+// refuse, with ErrTooLarge, a model whose weights would exceed a caller's
+// limit in bytes.
 package model

@@ -3,6 +3,8 @@ package model
 import (
 	"errors"
 	"fmt"
+
+	"github.com/polyhedral/cpm/internal/budget"
 )
 
 // Kinds of malformed model file. A *FormatError wraps exactly one of them;
@@ -20,7 +22,17 @@ var (
 	// a shape that contradicts another field, a non-canonical encoding,
 	// trailing bytes, or a decoded model that fails validation.
 	ErrCorrupt = errors.New("corrupt")
+	// ErrTooLarge means the model, though well formed, would take more
+	// memory than Read allows: more than MemoryFactor times the bytes of
+	// its weight sections, or more than the limit given to ReadLimit or
+	// LoadLimit.
+	ErrTooLarge = errors.New("model too large for memory")
 )
+
+// ErrMemoryLimit is wrapped, besides ErrTooLarge, by the refusal of a model
+// beyond the limit given to ReadLimit or LoadLimit. It is the same value as
+// sgd.ErrMemoryLimit.
+var ErrMemoryLimit = budget.ErrMemoryLimit
 
 // ErrInvalid is wrapped by the errors of Model.Validate, and so by Write,
 // Save and ExportText when they are given an invalid Model.
@@ -30,7 +42,7 @@ var ErrInvalid = errors.New("invalid model")
 type FormatError struct {
 	Name   string // the name given to Read, or the path given to Load
 	Offset int64  // byte offset at which the problem was detected
-	Err    error  // wraps ErrNotModel, ErrVersion, ErrTruncated, ErrChecksum or ErrCorrupt
+	Err    error  // wraps ErrNotModel, ErrVersion, ErrTruncated, ErrChecksum, ErrCorrupt or ErrTooLarge
 }
 
 func (e *FormatError) Error() string {

@@ -34,6 +34,13 @@ func save(path string, write func(io.Writer) error) error {
 // file; a malformed file gives a *FormatError (see the package
 // documentation).
 func Load(path string) (*Model, error) {
+	return LoadLimit(path, 0)
+}
+
+// LoadLimit is Load with the memory limit of ReadLimit: a model whose
+// weight matrices, counts and steps would take more than limit bytes is
+// refused before they are allocated. A limit <= 0 sets none.
+func LoadLimit(path string, limit int64) (*Model, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -43,5 +50,5 @@ func Load(path string) (*Model, error) {
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()
 	}
-	return read(f, path, size)
+	return read(f, path, size, limit)
 }

@@ -25,6 +25,55 @@ const (
 	maxBlobLen  = int64(1) << 36
 )
 
+// MemoryFactor bounds the memory of a model that Read or Load returns:
+// its weight matrices, counts and steps take at most MemoryFactor times
+// the bytes that hold them in the file, plus MemorySlack bytes (see
+// MemoryBytes). Read refuses a model whose header calls for more with
+// ErrTooLarge, before allocating for its weights. The factor covers a
+// one-face matrix, whose rows are padded from 1 to sparsevec.Lanes (8)
+// floats in memory, with room for the matrix headers; what it refuses is a
+// model of very many tiny matrices (a one-vs-one header with millions of
+// pairs over one or two feature rows), whose per-matrix overhead dwarfs its
+// bytes on disk. The other sections (labels, params, blobs) take at most
+// about as much memory as file bytes, except for a per-entry overhead
+// bounded by their caps.
+const (
+	MemoryFactor = 16
+	MemorySlack  = 64 << 10
+)
+
+// matrixOverhead is the memory of a weight matrix besides its data: the
+// sparsevec.Matrix header (three ints and a slice header) and its pointer
+// in Weights.
+const matrixOverhead = 8 + 48
+
+// countsOverhead is the memory of one matrix's counts besides the counts:
+// the slice header in Counts.
+const countsOverhead = 24
+
+// MemoryBytes returns the memory that m's weight matrices, counts and
+// steps take once read, from its shape alone (Matrices, D, K, and whether
+// Counts and Steps are set): per matrix, D·StrideFor(K) float32 and
+// the matrix header and pointer; with counts, K uint64 and a slice header;
+// with steps, one int64. It is what Read checks against MemoryFactor and a
+// limit, and what a caller can check before building a model of that
+// shape. The shape must be within the caps of Validate (at most 2^36
+// weights), so the result does not overflow.
+func (m *Model) MemoryBytes() int64 {
+	return memoryBytes(m.matrices(), m.D, m.K, m.Counts != nil, m.Steps != nil)
+}
+
+func memoryBytes(n int64, d, k int, counts, steps bool) int64 {
+	per := int64(d)*int64(sparsevec.StrideFor(k))*4 + matrixOverhead
+	if counts {
+		per += int64(k)*8 + countsOverhead
+	}
+	if steps {
+		per += 8
+	}
+	return n * per
+}
+
 // Model is a trained classifier as stored on disk.
 type Model struct {
 	Learner    string // "cpm" (later "perceptron", "kperceptron", "plume", ...); non-empty, <= 64 bytes

@@ -30,15 +30,23 @@ const (
 // arrives. A malformed input gives a *FormatError; see the package
 // documentation.
 func Read(r io.Reader, name string) (*Model, error) {
+	return ReadLimit(r, name, 0)
+}
+
+// ReadLimit is Read that also refuses, with a *FormatError wrapping
+// ErrTooLarge, a model whose weight matrices, counts and steps would take
+// more than limit bytes of memory (see Model.MemoryBytes), before
+// allocating for them. A limit <= 0 sets none.
+func ReadLimit(r io.Reader, name string, limit int64) (*Model, error) {
 	size := int64(-1)
 	if l, ok := r.(interface{ Len() int }); ok {
 		size = int64(l.Len())
 	}
-	return read(r, name, size)
+	return read(r, name, size, limit)
 }
 
-func read(r io.Reader, name string, size int64) (*Model, error) {
-	d := &decoder{r: r, name: name, size: size}
+func read(r io.Reader, name string, size, limit int64) (*Model, error) {
+	d := &decoder{r: r, name: name, size: size, limit: limit}
 	m, err := d.model()
 	if err != nil {
 		return nil, err
@@ -49,15 +57,16 @@ func read(r io.Reader, name string, size int64) (*Model, error) {
 // decoder reads little-endian fields through a checksum, tracking the byte
 // offset for error messages.
 type decoder struct {
-	r    io.Reader
-	rerr error  // sticky error of r
-	buf  []byte // read-ahead: buf[pos:end] is read but not consumed
-	pos  int
-	end  int
-	name string
-	size int64 // total input length, or -1 if unknown
-	off  int64 // bytes consumed
-	crc  uint32
+	r     io.Reader
+	rerr  error  // sticky error of r
+	buf   []byte // read-ahead: buf[pos:end] is read but not consumed
+	pos   int
+	end   int
+	name  string
+	size  int64 // total input length, or -1 if unknown
+	limit int64 // memory limit of the weight sections, or <= 0 for none
+	off   int64 // bytes consumed
+	crc   uint32
 }
 
 // peek returns the next n <= maxBuf bytes without consuming them, or fewer
@@ -470,10 +479,23 @@ func (d *decoder) weights(m *Model, counts, steps bool) error {
 	if steps {
 		total += uint64(n) * 8
 	}
+	mem := memoryBytes(int64(n), m.D, m.K, counts, steps)
+	if mem > MemoryFactor*int64(total)+MemorySlack {
+		d.off -= 4
+		return d.fail(ErrTooLarge, "%d weight matrices of %d×%d would take %d bytes of memory, more than %d times their %d bytes in the file (plus %d)", n, m.D, m.K, mem, MemoryFactor, total, MemorySlack)
+	}
 	if err := d.need(total+8, "weights"); err != nil { // +8: blob count and checksum
 		return err
 	}
-	m.Weights = make([]*sparsevec.Matrix, 0, min(int(n), 1024))
+	if d.limit > 0 && mem > d.limit {
+		d.off -= 4
+		return d.fail(ErrTooLarge, "%d weight matrices of %d×%d would take %d bytes of memory, more than the limit of %d: %w", n, m.D, m.K, mem, d.limit, ErrMemoryLimit)
+	}
+	c := min(int(n), 1024)
+	if d.size >= 0 {
+		c = int(n) // the bytes are known to be present
+	}
+	m.Weights = make([]*sparsevec.Matrix, 0, c)
 	for i := range int(n) {
 		w, err := d.matrix(m.D, m.K, i)
 		if err != nil {
@@ -482,7 +504,7 @@ func (d *decoder) weights(m *Model, counts, steps bool) error {
 		m.Weights = append(m.Weights, w)
 	}
 	if counts {
-		m.Counts = make([][]uint64, 0, min(int(n), 1024))
+		m.Counts = make([][]uint64, 0, c)
 		for i := range int(n) {
 			c, err := array(d, uint64(m.K), 8, decU64, fmt.Sprintf("counts of matrix %d", i))
 			if err != nil {

@@ -149,6 +149,9 @@ func (p *pipeline) read() error {
 		buf := c.buf[:cap(c.buf)]
 		n := copy(buf, carry)
 		carry = carry[:0]
+		if cap(carry) > p.opt.chunkBytes {
+			carry = nil // the tail of a long line: do not keep its room
+		}
 		var rerr error
 		for {
 			for n < len(buf) && rerr == nil {
@@ -178,7 +181,7 @@ func (p *pipeline) read() error {
 				break
 			}
 			// A line longer than the buffer: grow, up to maxLine+1.
-			nb := make([]byte, min(2*len(buf), maxLine+1))
+			nb := make([]byte, growLine(len(buf), maxLine))
 			copy(nb, buf[:n])
 			buf = nb
 			c.buf = nb
@@ -303,4 +306,17 @@ func (d *density) observe(blk *sparsevec.CSR, n int) {
 		d.rowsPerKB = float64(blk.Rows()) * 1024 / float64(n)
 		d.nnzPerKB = float64(blk.NNZ()) * 1024 / float64(n)
 	}
+}
+
+// growLine returns the next size of a line buffer of n bytes that a
+// partial line of at most maxLine bytes fills: twice n, but maxLine+1
+// straight away once that reaches maxLine, so that a buffer of maxLine
+// bytes is never copied into one of maxLine+1. Growing a buffer to its
+// limit L+1 thus allocates at most about 2L+1 bytes in all (L/2 + L/4 +
+// ... + L+1), and holds at most L/2 + L+1 at once, while it copies.
+func growLine(n, maxLine int) int {
+	if 2*n >= maxLine {
+		return maxLine + 1
+	}
+	return 2 * n
 }

@@ -118,11 +118,17 @@ func inputSize(r io.Reader) int64 {
 	return fi.Size() - off
 }
 
+// minPresizeSample is the shortest sample presized extrapolates from.
+const minPresizeSample = 64 << 10
+
 // presized returns an empty CSR with room for the rows and nonzeros of size
 // bytes of input at the density of blk, parsed from n bytes, plus 1/32.
-// Appending past that grows the arrays as usual.
+// Appending past that grows the arrays as usual. A sample shorter than
+// minPresizeSample counts as that long: the few short lines before a
+// long one (a first chunk cut short by a line of megabytes) would
+// otherwise extrapolate to arrays many times the file's size.
 func presized(blk *sparsevec.CSR, n int, size int64) *sparsevec.CSR {
-	f := float64(size) / float64(max(n, 1)) * (1 + 1.0/32)
+	f := float64(size) / float64(max(n, minPresizeSample)) * (1 + 1.0/32)
 	rows, nnz := int(f*float64(blk.Rows()))+16, int(f*float64(blk.NNZ()))+64
 	return &sparsevec.CSR{
 		Labels: make([]float32, 0, rows),

@@ -166,11 +166,7 @@ func (s *Scanner) fill() {
 	if s.hi == len(s.buf) {
 		// One partial line fills buf, and nextLine has checked that it
 		// is at most maxLine bytes, so maxLine+1 > len(buf).
-		n := 2 * len(s.buf)
-		if n > s.maxLine+1 {
-			n = s.maxLine + 1
-		}
-		nb := make([]byte, n)
+		nb := make([]byte, growLine(len(s.buf), s.maxLine))
 		copy(nb, s.buf[:s.hi])
 		s.buf = nb
 	}

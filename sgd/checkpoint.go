@@ -18,6 +18,7 @@ import (
 
 	"github.com/polyhedral/cpm/assign"
 	"github.com/polyhedral/cpm/internal/atomicfile"
+	"github.com/polyhedral/cpm/internal/budget"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -129,8 +130,8 @@ type Checkpointing struct {
 
 func (c Checkpointing) active() bool { return c.Path != "" || c.Resume != nil }
 
-// Kinds of checkpoint failure; a *CheckpointError wraps one of the first
-// three. Test with errors.Is.
+// Kinds of checkpoint failure; a *CheckpointError wraps one of them
+// except ErrCheckpointMismatch. Test with errors.Is.
 var (
 	// ErrNotCheckpoint means the input does not start with the magic.
 	ErrNotCheckpoint = errors.New("not a cpm checkpoint file")
@@ -143,6 +144,9 @@ var (
 	// ErrCheckpointMismatch means a checkpoint was made by a run with other
 	// data or config than the one resuming it.
 	ErrCheckpointMismatch = errors.New("checkpoint does not match this run")
+	// ErrCheckpointTooLarge means the file is larger than the size cap of
+	// LoadCheckpointLimit.
+	ErrCheckpointTooLarge = errors.New("checkpoint file too large")
 )
 
 // CheckpointError reports a malformed checkpoint file: which file, where,
@@ -150,7 +154,7 @@ var (
 type CheckpointError struct {
 	Name   string // the name given to ReadCheckpoint, or the path given to LoadCheckpoint
 	Offset int64  // byte offset at which the problem was detected; -1 for a snapshot that does not fit the run resuming it
-	Err    error  // wraps ErrNotCheckpoint, ErrCheckpointVersion or ErrCheckpointCorrupt
+	Err    error  // wraps ErrNotCheckpoint, ErrCheckpointVersion, ErrCheckpointCorrupt or ErrCheckpointTooLarge
 }
 
 func (e *CheckpointError) Error() string {
@@ -499,13 +503,55 @@ func (c *Checkpoint) Progress() (done, total int64) {
 	return done, int64(c.fp.tasks) * c.fp.iterations
 }
 
-// LoadCheckpoint reads the checkpoint file at path; see ReadCheckpoint.
+// LoadCheckpoint reads the checkpoint file at path with the default size
+// cap, half of the machine's memory; see LoadCheckpointLimit.
 func LoadCheckpoint(path string) (*Checkpoint, error) {
-	b, err := os.ReadFile(path)
+	return LoadCheckpointLimit(path, budget.Default())
+}
+
+// LoadCheckpointLimit reads the checkpoint file at path, which must hold at
+// most limit bytes, and decodes it with ReadCheckpoint. It checks the
+// magic and the version before reading further, so that a file that is
+// not a checkpoint (even an endless one such as /dev/zero) is refused
+// after its first 16 bytes; a regular file larger than limit is refused from its size, and
+// any other file after limit+1 bytes, with a *CheckpointError wrapping
+// ErrCheckpointTooLarge. At most limit+1 bytes are buffered.
+func LoadCheckpointLimit(path string, limit int64) (*Checkpoint, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read checkpoint: %w", err)
 	}
-	return ReadCheckpoint(b, path)
+	defer f.Close()
+	tooLarge := func() error {
+		return &CheckpointError{Name: path, Offset: limit, Err: fmt.Errorf("%w: more than the cap of %d bytes", ErrCheckpointTooLarge, limit)}
+	}
+	size, err := budget.CheckSize(f, path, limit)
+	if err != nil {
+		return nil, tooLarge()
+	}
+	head := make([]byte, len(ckMagic)+8) // magic, version and a first field
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, fmt.Errorf("read checkpoint: %w", err)
+	}
+	head = head[:n]
+	if n < len(head) || string(head[:len(ckMagic)]) != ckMagic {
+		return ReadCheckpoint(head, path) // refuses it, or reads a tiny file
+	}
+	if v := binary.LittleEndian.Uint32(head[len(ckMagic):]); v != 1 && v != ckVersion {
+		return ReadCheckpoint(head, path) // refuses the version
+	}
+	if size >= 0 {
+		size -= int64(n)
+	}
+	data, err := budget.ReadAllSize(head, f, path, limit, size)
+	if errors.Is(err, budget.ErrTooLarge) {
+		return nil, tooLarge()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint: %w", err)
+	}
+	return ReadCheckpoint(data, path)
 }
 
 // ReadCheckpoint decodes a checkpoint file held in data, naming it name in

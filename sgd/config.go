@@ -51,6 +51,16 @@ type Config struct {
 	// If 0, it defaults to 1<<20.
 	ProgressEvery int64
 
+	// MaxMemory, if > 0, bounds the bytes of weights a run holds: the
+	// D×StrideFor(K) float32 matrices of its polytopes (every polytope of
+	// the run, as all are kept until the model is assembled; one more copy
+	// each with checkpoints, and one more per worker with validation).
+	// In-memory training checks it before allocating and fails with an
+	// error wrapping ErrMemoryLimit; streamed training, whose feature rows
+	// grow as rows arrive, fails at the first row whose feature index
+	// would need more. If 0, there is no limit.
+	MaxMemory int64
+
 	// Init, if set, warm-starts training from a CPM model: polytope i
 	// starts from Init.Weights[i] (feature rows beyond Init.D start at 0)
 	// and its Pegasos step counter continues from Init.StepsOf(i), so the
@@ -124,6 +134,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("sgd: Entropy = %v, want a finite value >= 0", c.Entropy)
 	case math.IsNaN(c.Bias) || math.IsInf(c.Bias, 0):
 		return c, fmt.Errorf("sgd: Bias = %v, want a finite value", c.Bias)
+	case c.MaxMemory < 0:
+		return c, fmt.Errorf("sgd: MaxMemory = %d, want >= 0", c.MaxMemory)
 	case c.Workers < 1:
 		return c, fmt.Errorf("sgd: Workers = %d, want >= 1", c.Workers)
 	case c.Checkpoint.Every < 0 || c.Checkpoint.Interval < 0:

@@ -9,10 +9,12 @@ import (
 
 // Classifier predicts with a CPM model: binary (single- or double-sided) or
 // one-vs-one. It holds scratch space, so it is not safe for concurrent use;
-// make one per goroutine (they share the model's weights read-only).
+// make one per goroutine (they share the model's weights read-only). Its
+// own memory is O(K + classes): the one-vs-one pairs are enumerated, not
+// stored, so a model with millions of pairs costs no more than its
+// weights.
 type Classifier struct {
 	m     *model.Model
-	pairs [][2]int
 	raw   []float32
 	votes []int
 	sums  []float64
@@ -31,7 +33,6 @@ func NewClassifier(m *model.Model) (*Classifier, error) {
 	}
 	c := &Classifier{m: m, raw: make([]float32, sparsevec.StrideFor(m.K))}
 	if m.OvO {
-		c.pairs = Pairs(len(m.Classes))
 		c.votes = make([]int, len(m.Classes))
 		c.sums = make([]float64, len(m.Classes))
 	}
@@ -85,15 +86,19 @@ func (c *Classifier) Predict(x sparsevec.Vector) (label float32, score float32, 
 	}
 	clear(c.votes)
 	clear(c.sums)
-	for pi, pr := range c.pairs {
-		s, _ := c.binary(pi*c.m.Sides, x)
-		if s > 0 {
-			c.votes[pr[0]]++
-		} else {
-			c.votes[pr[1]]++
+	pi := 0 // pairs (i, j) in model order, as Pairs lists them
+	for i := range len(c.votes) {
+		for j := i + 1; j < len(c.votes); j++ {
+			s, _ := c.binary(pi*c.m.Sides, x)
+			pi++
+			if s > 0 {
+				c.votes[i]++
+			} else {
+				c.votes[j]++
+			}
+			c.sums[i] += float64(s)
+			c.sums[j] -= float64(s)
 		}
-		c.sums[pr[0]] += float64(s)
-		c.sums[pr[1]] -= float64(s)
 	}
 	best := 0
 	for k := 1; k < len(c.votes); k++ {

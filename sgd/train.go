@@ -44,6 +44,8 @@ type task struct {
 	outer  float32
 	source func() (Source, error)
 	d      int    // initial feature rows (grown on demand)
+	maxD   int    // streamed: most feature rows within Config.MaxMemory (0: no limit)
+	tasks  int    // polytopes of the run, for maxD's error
 	ids    int    // row ids to reserve in ASSIGN's dictionary
 	leave  func() // if set, called when the task reads no more
 
@@ -160,6 +162,15 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 		}
 		for range n {
 			x, y, id, err := src.Next()
+			if err == nil && t.maxD > 0 {
+				if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= p.W.D {
+					if int(x.Idx[n-1]) >= t.maxD {
+						err = rowsError(cfg, t.tasks, t.maxD, x.Idx[n-1])
+					} else {
+						p.W.GrowMax(int(x.Idx[n-1])+1, t.maxD)
+					}
+				}
+			}
 			if err != nil {
 				out.steps = done - start
 				return nil, fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
@@ -364,6 +375,9 @@ func Train(ctx context.Context, cfg Config, data *sparsevec.CSR, outer *float32)
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkMemory(cfg, sides(cfg), initRows(cfg, data)); err != nil {
+		return nil, nil, err
+	}
 	fp, err := prepare(cfg, data, classes, false)
 	if err != nil {
 		return nil, nil, err
@@ -433,9 +447,14 @@ func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes 
 	if _, err := prepare(cfg, nil, classes[:], false); err != nil {
 		return nil, nil, err
 	}
+	d := initRows(cfg, nil)
+	if err := checkMemory(cfg, sides(cfg), d); err != nil {
+		return nil, nil, err
+	}
+	maxD := maxRows(cfg, sides(cfg))
 	mk := func(name string, outer float32, i int) task {
 		open := func() (Blocks, error) { return in.Open(i) }
-		return task{name: name, outer: outer, d: 1, leave: func() { in.Leave(i) }, source: func() (Source, error) {
+		return task{name: name, outer: outer, d: 1, maxD: maxD, tasks: sides(cfg), leave: func() { in.Leave(i) }, source: func() (Source, error) {
 			s, err := NewStreamSource(open, buffer, cfg.Seed, mix(i))
 			if err != nil {
 				return nil, err
@@ -476,7 +495,7 @@ func (c *checkedSource) Next() (sparsevec.Vector, float32, int, error) {
 
 // Pairs returns the one-vs-one class pairs (i, j), i < j, in model order.
 func Pairs(c int) [][2]int {
-	var p [][2]int
+	p := make([][2]int, 0, c*(c-1)/2)
 	for i := 0; i < c; i++ {
 		for j := i + 1; j < c; j++ {
 			p = append(p, [2]int{i, j})
@@ -497,6 +516,9 @@ func TrainOvO(ctx context.Context, cfg Config, data *sparsevec.CSR) (*model.Mode
 	classes := Labels(data)
 	if len(classes) < 2 {
 		return nil, nil, fmt.Errorf("sgd: one-vs-one needs at least 2 labels, the data has %d", len(classes))
+	}
+	if err := checkMemory(cfg, sides(cfg)*len(classes)*(len(classes)-1)/2, initRows(cfg, data)); err != nil {
+		return nil, nil, err
 	}
 	fp, err := prepare(cfg, data, classes, true)
 	if err != nil {

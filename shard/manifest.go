@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/polyhedral/cpm/internal/budget"
 	"github.com/polyhedral/cpm/reader"
 )
 
@@ -23,7 +24,8 @@ const ManifestName = "SHARDS"
 const manifestMagic = "cpm-shards 1"
 
 // maxManifestBytes bounds what ReadManifest reads (MaxShards lines of
-// well under 200 bytes).
+// well under 200 bytes): it reads at most one byte more, so a manifest
+// that is an endless file (/dev/zero) costs no more memory than that.
 const maxManifestBytes = 32 << 20
 
 // Manifest describes a complete shard set. It is stored as text:
@@ -132,15 +134,15 @@ func writeManifest(dir string, m *Manifest) error {
 // manifest gives an error wrapping ErrIncomplete that names the file.
 func ReadManifest(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestName)
-	data, err := os.ReadFile(path)
+	data, err := budget.ReadFile(path, maxManifestBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("shard: %s has no %s manifest (not a shard set, or one still being written or whose writing failed): %w", dir, ManifestName, ErrIncomplete)
 	}
+	if errors.Is(err, budget.ErrTooLarge) {
+		return nil, fmt.Errorf("shard: %s: manifest larger than %d bytes: %w", path, maxManifestBytes, ErrIncomplete)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("shard: %w", err)
-	}
-	if len(data) > maxManifestBytes {
-		return nil, fmt.Errorf("shard: %s: manifest larger than %d bytes: %w", path, maxManifestBytes, ErrIncomplete)
 	}
 	m, line, err := parseManifest(data)
 	if err != nil {

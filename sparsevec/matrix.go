@@ -51,7 +51,13 @@ func (m *Matrix) Row(j int) []float32 {
 // Grow makes D at least d, appending zero feature rows. Existing weights
 // are kept; the backing array grows geometrically so repeated small growth
 // is amortised O(1) per row.
-func (m *Matrix) Grow(d int) {
+func (m *Matrix) Grow(d int) { m.GrowMax(d, 0) }
+
+// GrowMax is Grow with a bound on the backing array: it grows
+// geometrically as Grow does, but never makes room for more than
+// max(d, maxD) feature rows, so that a caller holding D below maxD holds
+// at most maxD·Stride floats. maxD <= 0 sets no bound.
+func (m *Matrix) GrowMax(d, maxD int) {
 	if d <= m.D {
 		return
 	}
@@ -61,6 +67,9 @@ func (m *Matrix) Grow(d int) {
 		clear(m.Data[m.D*m.Stride:])
 	} else {
 		c := 2 * cap(m.Data)
+		if maxD > 0 {
+			c = min(c, maxD*m.Stride)
+		}
 		if c < n {
 			c = n
 		}

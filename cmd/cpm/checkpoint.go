@@ -25,6 +25,7 @@ type checkpointFlags struct {
 	checkpoint string
 	every      everyFlag
 	resume     string
+	maxMemory  int64 // --max-memory: the limit of the --init model's weights and the --resume file's size
 }
 
 func addCheckpointFlags(fs *flag.FlagSet) *checkpointFlags {
@@ -59,7 +60,7 @@ func (c *checkpointFlags) apply(spec *learner.Spec, lf *learnerFlags, stream boo
 		return usagef("--checkpoint and --resume need the data in memory: a --stream run cannot be resumed exactly (its shuffle buffer and input position are not saved); drop --stream")
 	}
 	if c.init != "" {
-		m, err := model.Load(c.init)
+		m, err := model.LoadLimit(c.init, c.maxMemory)
 		if err != nil {
 			return fmt.Errorf("--init: %w", err)
 		}
@@ -86,7 +87,7 @@ func (c *checkpointFlags) apply(spec *learner.Spec, lf *learnerFlags, stream boo
 		spec.CPM.Checkpoint.Every, spec.CPM.Checkpoint.Interval = c.every.n, c.every.d
 	}
 	if c.resume != "" {
-		ck, err := sgd.LoadCheckpoint(c.resume)
+		ck, err := sgd.LoadCheckpointLimit(c.resume, c.maxMemory)
 		if err != nil {
 			return fmt.Errorf("--resume: %w", err)
 		}

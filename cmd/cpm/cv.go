@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"time"
 
@@ -37,6 +39,8 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	)
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
+	mem := addMemoryFlag(fs)
+	defer mem.annotate(&err)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -66,6 +70,10 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		return err
 	}
 	cfg := cv.Config{Reps: *reps, Folds: *folds, Scale01: *scale01, Seed: lf.seed, Workers: *workers}
+	// The folds trained at once share the budget.
+	atOnce := min(cmp.Or(*workers, runtime.GOMAXPROCS(0)), *reps**folds)
+	spec.MaxMemory = max(mem.v()/int64(max(atOnce, 1)), 1)
+	spec.CPM.MaxMemory = spec.MaxMemory
 	if !*quiet {
 		var mu sync.Mutex
 		start := time.Now()

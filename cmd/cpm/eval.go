@@ -145,6 +145,8 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	proba := fs.Bool("proba", false, "with -s: append p(y = positive label | x) to each line (plume, spla1)")
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
+	mem := addMemoryFlag(fs)
+	defer mem.annotate(&err)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -162,13 +164,14 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if err := checkOutputs(outputPath{flag: "-s", path: *scores, stdout: true, inputs: []string{*modelPath, *dataPath}}); err != nil {
 		return err
 	}
-	return scoreWithModel(ctx, stdout, *modelPath, *dataPath, *scores, *proba, lim.opts()...)
+	return scoreWithModel(ctx, stdout, *modelPath, *dataPath, *scores, *proba, mem.v(), lim.opts()...)
 }
 
 // scoreWithModel loads a model, scores a labelled file with it (writing
-// per-row scores if scoresPath is set) and prints the error rate.
-func scoreWithModel(ctx context.Context, stdout io.Writer, modelPath, dataPath, scoresPath string, proba bool, opts ...reader.Option) error {
-	m, err := model.Load(modelPath)
+// per-row scores if scoresPath is set) and prints the error rate. A model
+// whose weights would take more than maxMemory bytes is refused.
+func scoreWithModel(ctx context.Context, stdout io.Writer, modelPath, dataPath, scoresPath string, proba bool, maxMemory int64, opts ...reader.Option) error {
+	m, err := model.LoadLimit(modelPath, maxMemory)
 	if err != nil {
 		return err
 	}
@@ -201,6 +204,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	jsonOut := fs.String("json", "", "write error, confusion matrix and face counts as JSON to `file`")
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
+	mem := addMemoryFlag(fs)
+	defer mem.annotate(&err)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -210,7 +215,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true, inputs: []string{*modelPath, fs.Arg(0)}}); err != nil {
 		return err
 	}
-	m, err := model.Load(*modelPath)
+	m, err := model.LoadLimit(*modelPath, mem.v())
 	if err != nil {
 		return err
 	}
@@ -291,10 +296,12 @@ func sum(v []int64) int64 {
 
 const exportUsage = "cpm export -m MODEL [-o TEXT]"
 
-func runExport(args []string, stdout, stderr io.Writer) error {
+func runExport(args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlags("export", stderr, exportUsage)
 	modelPath := fs.String("m", "", "model `file`")
 	out := fs.String("o", "", "write the text to `file`, replaced atomically (default, or -, standard output)")
+	mem := addMemoryFlag(fs)
+	defer mem.annotate(&err)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -307,7 +314,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	if err := checkOutputs(outputPath{flag: "-o", path: *out, stdout: true, inputs: []string{*modelPath}}); err != nil {
 		return err
 	}
-	m, err := model.Load(*modelPath)
+	m, err := model.LoadLimit(*modelPath, mem.v())
 	if err != nil {
 		return err
 	}

@@ -82,6 +82,8 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	fs := newFlags("inspect", stderr, inspectUsage)
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
+	mem := addMemoryFlag(fs)
+	defer mem.annotate(&err)
 	modelPath := fs.String("m", "", "model `file` (or give it as the argument)")
 	top := fs.Int("top", 5, "show the `N` features of largest absolute weight per face (0: none)")
 	dataPath := fs.String("data", "", "labelled data `file`: count the rows assigned to each face")
@@ -113,7 +115,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true, inputs: []string{*modelPath, *dataPath}}); err != nil {
 		return err
 	}
-	m, err := model.Load(*modelPath)
+	m, err := model.LoadLimit(*modelPath, mem.v())
 	if err != nil {
 		return err
 	}

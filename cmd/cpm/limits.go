@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/polyhedral/cpm/internal/budget"
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/sgd"
 )
 
 // Defaults of the input limits that every command reading data takes.
@@ -105,3 +107,47 @@ func (c *countFlag) Set(s string) error {
 }
 
 var _ flag.Value = (*countFlag)(nil)
+
+// memoryLimit holds the --max-memory flag: the memory budget of a
+// command's weights (training) and of the models it loads.
+type memoryLimit struct {
+	bytes countFlag
+}
+
+// maxMemoryFlag is the largest --max-memory accepted: 2^50 bytes (1 PiB).
+const maxMemoryFlag = 1 << 50
+
+// addMemoryFlag registers --max-memory on fs, defaulting to half of the
+// machine's memory (budget.Default).
+func addMemoryFlag(fs *flag.FlagSet) *memoryLimit {
+	m := &memoryLimit{bytes: countFlag{v: uint64(budget.Default()), min: 1 << 20, max: maxMemoryFlag, sizes: true}}
+	fs.Var(&m.bytes, "max-memory", "refuse, before allocating, a run whose weights or a model whose weights would take more than `bytes` of memory (suffixes KiB, MiB, GiB; default half of the machine's memory); also caps the size of a checkpoint read by --resume")
+	return m
+}
+
+// v returns the limit in bytes.
+func (m *memoryLimit) v() int64 { return int64(m.bytes.v) }
+
+// annotate appends to *err, when the memory limit refused it, the flag
+// that raises the limit. Use it deferred, on a named result.
+func (m *memoryLimit) annotate(err *error) {
+	if *err != nil && (errors.Is(*err, budget.ErrMemoryLimit) || errors.Is(*err, sgd.ErrCheckpointTooLarge)) {
+		*err = fmt.Errorf("%w; raise --max-memory (now %d bytes) to allow it", *err, m.v())
+	}
+}
+
+// memoryUsage is the line of topUsage about --max-memory, with this
+// machine's default.
+func memoryUsage() string {
+	b, ok := budget.Physical()
+	how := "read from the system"
+	if !ok {
+		how = "assumed: the system's could not be read"
+	}
+	return fmt.Sprintf(`
+--max-memory BYTES (train, cv, predict, eval, export, inspect, plot): the
+memory budget of the weights a run trains and of the models it loads;
+beyond it the command stops before allocating, with exit status 3. Default:
+half of the machine's memory, here %d bytes (of %d, %s).
+`, b/2, b, how)
+}

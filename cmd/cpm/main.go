@@ -93,7 +93,9 @@ Exit status:
        holding a file that is not a cpm cache, two outputs naming one file
   3    bad input: a data file that does not parse, is corrupt, holds
        no rows, disagrees with its shard manifest or is rewritten during
-       a --stream run; a model or checkpoint file that is not valid
+       a --stream run; a model or checkpoint file that is not valid;
+       input beyond a limit (--max-features, --max-line-bytes,
+       --max-memory)
   4    I/O error: a file that cannot be opened, read or written (missing,
        permission denied, disk full), a shard glob that matches no file,
        the MNIST files cpm gen needs, an output whose directory does not
@@ -129,7 +131,7 @@ func main() {
 // run executes one cpm command and returns the process exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, topUsage)
+		fmt.Fprint(stderr, topUsage+memoryUsage())
 		return exitUsage
 	}
 	var err error
@@ -159,7 +161,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "version", "--version", "-version":
 		err = runVersion(rest, stdout, stderr)
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, topUsage)
+		fmt.Fprint(stdout, topUsage+memoryUsage())
 		return exitOK
 	default:
 		fmt.Fprintf(stderr, "cpm: unknown command %q\n\n%s", cmd, topUsage)
@@ -205,7 +207,7 @@ func exitStatus(err error) int {
 // malformed: a reader position error (*reader.ParseError, RowError,
 // SchemaError, CacheError) that does not merely carry an I/O failure, an
 // error wrapping reader.ErrCorrupt, or a model file the model package (or
-// a learner's loader) refuses.
+// a learner's loader) refuses, or a run or model beyond --max-memory.
 func isBadInput(err error) bool {
 	if errors.As(err, new(*model.FormatError)) ||
 		errors.As(err, new(*sgd.CheckpointError)) ||
@@ -214,7 +216,7 @@ func isBadInput(err error) bool {
 		return true
 	}
 	for _, kind := range []error{
-		reader.ErrCorrupt, reader.ErrSchema, sgd.ErrNoRows, cv.ErrNoData, shard.ErrIncomplete, shard.ErrManifestMismatch,
+		reader.ErrCorrupt, reader.ErrSchema, sgd.ErrNoRows, cv.ErrNoData, shard.ErrIncomplete, shard.ErrManifestMismatch, sgd.ErrMemoryLimit,
 		model.ErrNotModel, model.ErrVersion, model.ErrTruncated, model.ErrChecksum, model.ErrCorrupt, model.ErrInvalid,
 		plume.ErrModel, errInputChanged,
 	} {

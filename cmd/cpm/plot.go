@@ -79,6 +79,8 @@ func runPlotRegions(ctx context.Context, args []string, stderr io.Writer) (err e
 	fs := newFlags("plot regions", stderr, plotRegionsUsage)
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
+	mem := addMemoryFlag(fs)
+	defer mem.annotate(&err)
 	modelPath := fs.String("model", "", "model `file` (any learner); its features must be 1 and 2 at most")
 	fs.StringVar(modelPath, "m", "", "same as --model")
 	dataPath := fs.String("data", "", "2-D labelled data `file` (features 1 and 2) drawn over the regions")
@@ -104,7 +106,7 @@ func runPlotRegions(ctx context.Context, args []string, stderr io.Writer) (err e
 	if err := checkOutputs(outputPath{flag: "-o", path: *out, inputs: []string{*modelPath, *dataPath}}); err != nil {
 		return err
 	}
-	m, err := model.Load(*modelPath)
+	m, err := model.LoadLimit(*modelPath, mem.v())
 	if err != nil {
 		return err
 	}

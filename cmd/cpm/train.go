@@ -119,6 +119,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	vf := addValidFlags(fs)
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
+	mem := addMemoryFlag(fs)
+	defer mem.annotate(&err)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -128,6 +130,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err := checkCacheName(*cacheFile); err != nil {
 		return err
 	}
+	ckf.maxMemory = mem.v()
 	if *trainPath == "" && *modelIn != "" {
 		if *testPath == "" {
 			return usagef("-m MODEL needs -c TEST")
@@ -138,7 +141,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		if err := checkOutputs(outputPath{flag: "-s", path: *scoresOut, stdout: true, inputs: []string{*modelIn, *testPath}}); err != nil {
 			return err
 		}
-		return scoreWithModel(ctx, stdout, *modelIn, *testPath, *scoresOut, false, lim.opts()...)
+		return scoreWithModel(ctx, stdout, *modelIn, *testPath, *scoresOut, false, mem.v(), lim.opts()...)
 	}
 	if *trainPath == "" {
 		return usagef("no training data: give -t FILE")
@@ -156,6 +159,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
+	spec.MaxMemory, spec.CPM.MaxMemory = mem.v(), mem.v()
 	if len(lf.k) > 1 && *stream {
 		return usagef("choosing K from a list needs the data in memory; drop --stream or give one K")
 	}
