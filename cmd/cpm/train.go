@@ -212,7 +212,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			sides = 2
 		}
 		var r *sgd.Report
-		m, r, err = sgd.TrainStream(ctx, spec.CPM, in.sgdInput(sides), *buffer, classes)
+		m, r, err = sgd.TrainStream(ctx, spec.CPM, in.sgdInput(ctx, sides), *buffer, classes)
 		if err != nil {
 			return err
 		}
