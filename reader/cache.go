@@ -451,6 +451,8 @@ type CacheReader struct {
 	out      chan *sparsevec.CSR
 	stop     chan struct{}
 	done     chan struct{}
+	ctxDone  <-chan struct{} // WithContext's Done; nil: none
+	ctxErr   func() error
 	finalErr error
 	held     []*sparsevec.CSR
 	err      error
@@ -463,11 +465,20 @@ type CacheReader struct {
 
 // OpenCache opens a cache file written by CacheWriter. blockRows is ignored
 // (the blocks are the ones written); it is there so OpenCache fits
-// OpenBlocks. Of the options only WithMaxIndex applies: a row with a larger
-// index is a *RowError wrapping ErrIndexRange, as in the other formats,
-// whatever limit the cache was built with.
+// OpenBlocks. Of the options only WithMaxIndex and WithContext apply: a row
+// with a larger index is a *RowError wrapping ErrIndexRange, as in the other
+// formats, whatever limit the cache was built with.
 func OpenCache(path string, blockRows int, opts ...Option) (BlockReader, error) {
-	return openCache(path, buildOptions(opts).maxIndex)
+	o := buildOptions(opts)
+	r, err := openCache(path, o.maxIndex)
+	if err != nil {
+		return nil, err
+	}
+	if o.ctx != nil {
+		r.ctxDone, r.ctxErr = o.ctx.Done(), o.ctx.Err
+	}
+	go r.produce()
+	return r, nil
 }
 
 func openCache(path string, maxIndex uint32) (*CacheReader, error) {
@@ -485,7 +496,6 @@ func openCache(path string, maxIndex uint32) (*CacheReader, error) {
 	for range StreamBlocks {
 		r.pool <- new(sparsevec.CSR)
 	}
-	go r.produce()
 	return r, nil
 }
 
@@ -581,6 +591,9 @@ func (r *CacheReader) produce() {
 		case blk = <-r.pool:
 		case <-r.stop:
 			return
+		case <-r.ctxDone:
+			r.finalErr = r.ctxErr()
+			return
 		}
 		if msg := decodeCacheBlock(blk, payload, int(n), int(bnnz), maxIdx, int(dictLen)); msg != "" {
 			fail(off, "%s", msg)
@@ -597,6 +610,9 @@ func (r *CacheReader) produce() {
 		select {
 		case r.out <- blk:
 		case <-r.stop:
+			return
+		case <-r.ctxDone:
+			r.finalErr = r.ctxErr()
 			return
 		}
 	}

@@ -26,7 +26,7 @@ func Load(path string, opts ...Option) (*sparsevec.CSR, error) {
 		}
 		return ReadAll(b)
 	}
-	rc, err := Open(path)
+	rc, err := openFile(buildOptions(opts).ctx, path)
 	if err != nil {
 		return nil, err
 	}

@@ -68,7 +68,7 @@ func NewStream(path string, blockRows int, opts ...Option) (*Stream, error) {
 	if blockRows < 1 {
 		return nil, errors.New("reader: NewStream with blockRows < 1")
 	}
-	rc, err := Open(path)
+	rc, err := openFile(buildOptions(opts).ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +103,7 @@ func (s *Stream) produce() {
 		case cur = <-s.pool:
 			return true
 		case <-s.p.ctx.Done():
+			s.finalErr = s.p.stopErr()
 			return false
 		}
 	}
@@ -112,6 +113,7 @@ func (s *Stream) produce() {
 			cur = nil
 			return true
 		case <-s.p.ctx.Done():
+			s.finalErr = s.p.stopErr()
 			return false
 		}
 	}
