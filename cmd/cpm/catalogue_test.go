@@ -413,7 +413,7 @@ func TestCatalogueWrongMagic(t *testing.T) {
 		if code != 0 || !strings.Contains(errs, "rebuilding cache") {
 			t.Fatalf("exit %d, want the cache rebuilt:\n%s", code, errs)
 		}
-		if err := reader.CheckCache(cache, fx.good, addLimitFlags(flag.NewFlagSet("x", flag.ContinueOnError)).opts()...); err != nil {
+		if err := reader.CheckCache(cache, fx.good, addLimitFlags(flag.NewFlagSet("x", flag.ContinueOnError)).opts(context.Background())...); err != nil {
 			t.Errorf("rebuilt cache: %v", err)
 		}
 	})

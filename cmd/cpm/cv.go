@@ -55,7 +55,7 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		return usagef("-r %d -f %d: want at least 1 repetition and 2 folds", *reps, *folds)
 	}
 	path := pos[0]
-	data, err := reader.Load(path, lim.opts()...)
+	data, err := reader.Load(path, lim.opts(ctx)...)
 	if err != nil {
 		return err
 	}

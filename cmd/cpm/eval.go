@@ -159,7 +159,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if *modelPath == "" || *dataPath == "" {
 		return usagef("need -m MODEL and -c DATA")
 	}
-	return scoreWithModel(ctx, stdout, *modelPath, *dataPath, *scores, *proba, lim.opts()...)
+	return scoreWithModel(ctx, stdout, *modelPath, *dataPath, *scores, *proba, lim.opts(ctx)...)
 }
 
 // scoreWithModel loads a model, scores a labelled file with it (writing
@@ -208,7 +208,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return err
 	}
-	res, err := evaluate(ctx, m, fs.Arg(0), "", false, lim.opts()...)
+	res, err := evaluate(ctx, m, fs.Arg(0), "", false, lim.opts(ctx)...)
 	if err != nil {
 		return err
 	}
@@ -285,7 +285,9 @@ func sum(v []int64) int64 {
 
 const exportUsage = "cpm export -m MODEL [-o TEXT]"
 
-func runExport(args []string, stdout, stderr io.Writer) error {
+// runExport implements "cpm export". Once ctx is cancelled its writes
+// fail with ctx's error, which it returns.
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("export", stderr, exportUsage)
 	modelPath := fs.String("m", "", "model `file`")
 	out := fs.String("o", "", "write the text to `file` (default standard output)")
@@ -302,8 +304,11 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if *out == "" {
-		bw := bufio.NewWriter(stdout)
+		bw := bufio.NewWriter(ctxWriter{ctx, stdout})
 		if err := m.ExportText(bw); err != nil {
 			return err
 		}
@@ -313,7 +318,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriter(f)
+	bw := bufio.NewWriter(ctxWriter{ctx, f})
 	if err := m.ExportText(bw); err != nil {
 		f.Close()
 		return err
@@ -323,4 +328,18 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return f.Close()
+}
+
+// ctxWriter is w whose writes fail with ctx's error once ctx is cancelled,
+// so that a command writing a long report stops at its next write.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }

@@ -128,7 +128,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		if *testPath == "" {
 			return usagef("-m MODEL needs -c TEST")
 		}
-		return scoreWithModel(ctx, stdout, *modelIn, *testPath, *scoresOut, false, lim.opts()...)
+		return scoreWithModel(ctx, stdout, *modelIn, *testPath, *scoresOut, false, lim.opts(ctx)...)
 	}
 	if *trainPath == "" {
 		return usagef("no training data: give -t FILE")
@@ -200,11 +200,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		if classes[0] == classes[1] {
 			return usagef("outer and inner labels are both %v", classes[0])
 		}
-		in, err := newInput(*trainPath, *cacheFile, *readers, stderr, *quiet, lim.opts()...)
+		in, err := newInput(*trainPath, *cacheFile, *readers, stderr, *quiet, lim.opts(ctx)...)
 		if err != nil {
 			return err
 		}
-		if err := vf.load(&spec, nil, stderr, *quiet, lim.opts()...); err != nil {
+		if err := vf.load(&spec, nil, stderr, *quiet, lim.opts(ctx)...); err != nil {
 			return err
 		}
 		sides := 1
@@ -226,7 +226,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return usagef("%s is a shard set (a directory or glob): train from it with --stream", *trainPath)
 		}
 		start := time.Now()
-		data, err := loadTraining(*trainPath, *cacheFile, stderr, *quiet, lim.opts()...)
+		data, err := loadTraining(*trainPath, *cacheFile, stderr, *quiet, lim.opts(ctx)...)
 		if err != nil {
 			return err
 		}
@@ -256,7 +256,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			spec = spec.WithK(k)
 			mlog.reset() // keep only the final training's records
 		}
-		if err := vf.load(&spec, &data, stderr, *quiet, lim.opts()...); err != nil {
+		if err := vf.load(&spec, &data, stderr, *quiet, lim.opts(ctx)...); err != nil {
 			return err
 		}
 		m, rep, err = learner.Train(ctx, spec, data)
@@ -318,7 +318,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	if *testPath != "" {
 		start := time.Now()
-		res, err := evaluate(ctx, m, *testPath, *scoresOut, false, lim.opts()...)
+		res, err := evaluate(ctx, m, *testPath, *scoresOut, false, lim.opts(ctx)...)
 		if err != nil {
 			return err
 		}
