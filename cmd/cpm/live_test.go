@@ -309,6 +309,12 @@ func TestCancelAtRandomMoments(t *testing.T) {
 			})
 		}
 	}
+	// The cache of the cache mode is built, or not, under its name only.
+	for _, name := range listDir(t, d.dir) {
+		if !slices.Contains([]string{"bin.libsvm", "multi.libsvm", "shards", "ref.model", "bin.cpmcache"}, name) {
+			t.Errorf("left %s in the data directory", name)
+		}
+	}
 }
 
 // listDir returns the names of the entries of dir.
