@@ -2,6 +2,7 @@ package reader
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -108,12 +109,21 @@ func finite32(v float32) bool {
 // ".<base>.tmp-*" in the destination directory); the destination is never
 // half-written. An OutputFile is not safe for concurrent use.
 type OutputFile struct {
-	path string      // destination; "-" for standard output
-	tmp  *os.File    // temporary file; nil for standard output
-	cw   countWriter // counts bytes reaching tmp or stdout
-	enc  io.Writer   // cw, or a compressor writing to cw
-	zc   io.Closer   // the compressor, if any
-	done bool        // Close or Abort has run
+	path string          // destination; "-" for standard output
+	tmp  *os.File        // temporary file; nil for standard output
+	cw   countWriter     // counts bytes reaching tmp or stdout
+	enc  io.Writer       // cw, or a compressor writing to cw
+	zc   io.Closer       // the compressor, if any
+	done bool            // Close or Abort has run
+	ctx  context.Context // WithWriteContext's (CreateBlocks); nil: none
+}
+
+// cancelled returns the error of o's context once it is cancelled.
+func (o *OutputFile) cancelled() error {
+	if o.ctx == nil {
+		return nil
+	}
+	return o.ctx.Err()
 }
 
 // ZstdLevel is the compression level of a .zst output (WithZstdLevel). The
@@ -265,6 +275,9 @@ func (o *OutputFile) Write(p []byte) (int, error) {
 	if o.done {
 		return 0, fmt.Errorf("%s: write after Close or Abort: %w", o.path, os.ErrClosed)
 	}
+	if err := o.cancelled(); err != nil {
+		return 0, err
+	}
 	return o.enc.Write(p)
 }
 
@@ -303,6 +316,10 @@ func (o *OutputFile) Close() error {
 		return err
 	}
 	if err := o.tmp.Close(); err != nil {
+		os.Remove(o.tmp.Name())
+		return err
+	}
+	if err := o.cancelled(); err != nil {
 		os.Remove(o.tmp.Name())
 		return err
 	}

@@ -115,7 +115,7 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 		cw := &convertCounter{w: stdout}
 		dst = &stdoutBlocks{cw: cw, w: reader.NewWriter(cw)}
 	} else {
-		dst, err = reader.CreateBlocks(*out, reader.WithCompression(*compression), reader.WithBatchRows(*batchRows))
+		dst, err = reader.CreateBlocks(*out, reader.WithCompression(*compression), reader.WithBatchRows(*batchRows), reader.WithWriteContext(ctx))
 		if err != nil {
 			return err
 		}
