@@ -2,6 +2,7 @@ package reader
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,15 @@ type WriteOption func(*writeOptions)
 type writeOptions struct {
 	compression string
 	batchRows   int
+	ctx         context.Context // nil: none
+}
+
+// WithWriteContext makes the output abandon its work when ctx is cancelled:
+// writes and Close fail with ctx's error and the output is discarded, also
+// when the cancellation comes while Close encodes the last batch, up to the
+// moment the file is renamed into place.
+func WithWriteContext(ctx context.Context) WriteOption {
+	return func(o *writeOptions) { o.ctx = ctx }
 }
 
 // WithCompression sets the compression of Arrow IPC bodies or Parquet
@@ -118,6 +128,7 @@ func CreateBlocks(path string, opts ...WriteOption) (BlockWriter, error) {
 	if err != nil {
 		return nil, err
 	}
+	out.ctx = o.ctx
 	if format == LIBSVM {
 		return &libsvmBlockWriter{path: path, out: out, w: NewWriter(out)}, nil
 	}

@@ -498,6 +498,8 @@ type CacheReader struct {
 	out      chan *sparsevec.CSR
 	stop     chan struct{}
 	done     chan struct{}
+	ctxDone  <-chan struct{} // WithContext's Done; nil: none
+	ctxErr   func() error
 	finalErr error
 	held     []*sparsevec.CSR
 	err      error
@@ -510,12 +512,20 @@ type CacheReader struct {
 
 // OpenCache opens a cache file written by CacheWriter. blockRows is ignored
 // (the blocks are the ones written); it is there so OpenCache fits
-// OpenBlocks. Of the options only WithMaxIndex and WithOpener apply: a row
+// OpenBlocks. Of the options only WithMaxIndex, WithOpener and WithContext apply: a row
 // with a larger index is a *RowError wrapping ErrIndexRange, as in the other
 // formats, whatever limit the cache was built with.
 func OpenCache(path string, blockRows int, opts ...Option) (BlockReader, error) {
 	o := buildOptions(opts)
-	return openCache(path, o.maxIndex, o.openFile)
+	r, err := openCache(path, o.maxIndex, o.openFile)
+	if err != nil {
+		return nil, err
+	}
+	if o.ctx != nil {
+		r.ctxDone, r.ctxErr = o.ctx.Done(), o.ctx.Err
+	}
+	go r.produce()
+	return r, nil
 }
 
 func openCache(path string, maxIndex uint32, open func(string) (*os.File, error)) (*CacheReader, error) {
@@ -533,7 +543,6 @@ func openCache(path string, maxIndex uint32, open func(string) (*os.File, error)
 	for range StreamBlocks {
 		r.pool <- new(sparsevec.CSR)
 	}
-	go r.produce()
 	return r, nil
 }
 
@@ -629,6 +638,9 @@ func (r *CacheReader) produce() {
 		case blk = <-r.pool:
 		case <-r.stop:
 			return
+		case <-r.ctxDone:
+			r.finalErr = r.ctxErr()
+			return
 		}
 		if msg := decodeCacheBlock(blk, payload, int(n), int(bnnz), maxIdx, int(dictLen)); msg != "" {
 			fail(off, "%s", msg)
@@ -645,6 +657,9 @@ func (r *CacheReader) produce() {
 		select {
 		case r.out <- blk:
 		case <-r.stop:
+			return
+		case <-r.ctxDone:
+			r.finalErr = r.ctxErr()
 			return
 		}
 	}

@@ -47,6 +47,7 @@ type pipeline struct {
 	work chan *chunk
 	done chan *chunk
 
+	parent context.Context // WithContext's, or Background
 	ctx    context.Context
 	cancel context.CancelFunc
 	g      *errgroup.Group
@@ -60,13 +61,18 @@ type pipeline struct {
 // startPipeline starts reading and parsing r.
 func startPipeline(r io.Reader, path string, opt options) *pipeline {
 	k := 2*opt.workers + 2 // chunks in flight
-	ctx, cancel := context.WithCancel(context.Background())
+	parent := opt.ctx
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithCancel(parent)
 	g, gctx := errgroup.WithContext(ctx)
 	p := &pipeline{
 		r: r, path: path, opt: opt,
 		free:    make(chan *chunk, k),
 		work:    make(chan *chunk, k),
 		done:    make(chan *chunk, k),
+		parent:  parent,
 		ctx:     gctx,
 		cancel:  cancel,
 		g:       g,
@@ -86,7 +92,8 @@ func startPipeline(r io.Reader, path string, opt options) *pipeline {
 // with recycle. After the chunk marked last it returns nil, nil. When the
 // chunk holds the first error in file order, nextChunk returns it too, with
 // the error's absolute line; the chunk's block holds the rows before the
-// error, and no chunk follows.
+// error, and no chunk follows. Once the pipeline is stopped it returns
+// stopErr.
 func (p *pipeline) nextChunk() (*chunk, error) {
 	if p.ended {
 		return nil, nil
@@ -111,7 +118,7 @@ func (p *pipeline) nextChunk() (*chunk, error) {
 			p.pending[c.seq%k] = c
 		case <-p.ctx.Done():
 			p.ended = true
-			return nil, errStopped
+			return nil, p.stopErr()
 		}
 	}
 }
@@ -119,6 +126,15 @@ func (p *pipeline) nextChunk() (*chunk, error) {
 // recycle gives a chunk handed out by nextChunk back to the reader.
 func (p *pipeline) recycle(c *chunk) {
 	p.free <- c // never blocks: free holds every chunk
+}
+
+// stopErr is the error of a stopped pipeline: the error of the WithContext
+// context if that was cancelled, else errStopped.
+func (p *pipeline) stopErr() error {
+	if err := p.parent.Err(); err != nil {
+		return err
+	}
+	return errStopped
 }
 
 // stop cancels the goroutines and waits for them to end. Safe to call more

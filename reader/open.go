@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/bzip2"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -49,8 +50,11 @@ func Open(path string) (io.ReadCloser, error) {
 	return openText(path, &options{})
 }
 
-// openText is Open with the file opened by o.openFile.
+// openText is Open with the file opened by o.openFile and, with the
+// context of WithContext (nil: none), reads of a file that is not regular
+// waiting for that context as well as for data.
 func openText(path string, o *options) (io.ReadCloser, error) {
+	ctx := o.ctx
 	var f *os.File
 	if path == "-" {
 		f = os.Stdin
@@ -60,7 +64,13 @@ func openText(path string, o *options) (io.ReadCloser, error) {
 			return nil, err
 		}
 	}
-	rc, err := newDecompressor(f, path)
+	var cr *ctxReads
+	if ctx != nil {
+		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+			cr = &ctxReads{ctx: ctx, f: f}
+		}
+	}
+	rc, err := newDecompressor(f, cr, path)
 	if err != nil {
 		if f != os.Stdin {
 			f.Close()
@@ -71,8 +81,8 @@ func openText(path string, o *options) (io.ReadCloser, error) {
 }
 
 // newDecompressor sniffs f and wraps it in the matching decoder.
-func newDecompressor(f *os.File, path string) (*decompressor, error) {
-	d := &decompressor{file: fileReader{f: f}, path: path}
+func newDecompressor(f *os.File, cr *ctxReads, path string) (*decompressor, error) {
+	d := &decompressor{file: fileReader{f: f, cr: cr}, path: path}
 	br := bufio.NewReaderSize(&d.file, 64<<10)
 	magic, err := br.Peek(4)
 	if err != nil && err != io.EOF {
@@ -108,11 +118,18 @@ func newDecompressor(f *os.File, path string) (*decompressor, error) {
 // a decoder's complaint about the data.
 type fileReader struct {
 	f   *os.File
+	cr  *ctxReads // nil: read f directly
 	err error
 }
 
 func (r *fileReader) Read(p []byte) (int, error) {
-	n, err := r.f.Read(p)
+	var n int
+	var err error
+	if r.cr != nil {
+		n, err = r.cr.read(p)
+	} else {
+		n, err = r.f.Read(p)
+	}
 	if err != nil && err != io.EOF && r.err == nil {
 		r.err = err
 	}
@@ -173,4 +190,46 @@ func (d *decompressor) Close() error {
 		}
 	}
 	return err
+}
+
+// ctxReads reads a file that may block without end (standard input, a
+// pipe) so that a read returns when ctx is cancelled: each read runs in a
+// goroutine into a buffer of its own and is copied out when it returns. A
+// read abandoned by cancellation keeps its goroutine until the file yields
+// data, an error or end of file; every later read returns ctx.Err() at
+// once, so the buffer is never reused meanwhile.
+type ctxReads struct {
+	ctx     context.Context
+	f       *os.File
+	buf     []byte
+	pending chan readResult // the read in progress, or nil
+}
+
+type readResult struct {
+	n   int
+	err error
+}
+
+func (c *ctxReads) read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	if c.pending == nil {
+		if cap(c.buf) < len(p) {
+			c.buf = make([]byte, len(p))
+		}
+		buf, ch := c.buf[:len(p)], make(chan readResult, 1)
+		go func() {
+			n, err := c.f.Read(buf)
+			ch <- readResult{n, err}
+		}()
+		c.pending = ch
+	}
+	select {
+	case r := <-c.pending:
+		c.pending = nil
+		return copy(p, c.buf[:r.n]), r.err
+	case <-c.ctx.Done():
+		return 0, c.ctx.Err()
+	}
 }

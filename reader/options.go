@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"context"
 	"os"
 	"runtime"
 )
@@ -20,6 +21,7 @@ const (
 type Option func(*options)
 
 type options struct {
+	ctx          context.Context // nil: none
 	maxLineBytes int
 	maxIndex     uint32
 	chunkBytes   int
@@ -58,6 +60,18 @@ func buildOptions(opts []Option) options {
 		f(&o)
 	}
 	return o
+}
+
+// WithContext makes Load, LoadReader, NewStream, OpenBlocks (LIBSVM text
+// and the cache) and OpenCache stop when ctx is cancelled: their goroutines
+// end, and Load or the blocks' Next return an error wrapping ctx.Err()
+// instead of the rows not yet read. A read of standard input or of another
+// file that is not regular (a pipe, a FIFO, a terminal), which may wait
+// without end, is abandoned: it goes on in a goroutine of its own until data
+// comes or the process exits, and its data is dropped. The Scanner ignores
+// the context.
+func WithContext(ctx context.Context) Option {
+	return func(o *options) { o.ctx = ctx }
 }
 
 // WithMaxLineBytes sets the longest line accepted, in bytes, not counting

@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,12 @@ const sharedWindow = StreamBlocks - 1
 // the slowest one, so memory stays bounded. A consumer that will open no
 // more passes must say so with Leave; otherwise the others would wait for
 // it forever.
+//
+// Every wait of a consumer (for a pass being opened, for a slower
+// consumer) ends when the context of the passes is cancelled, with the
+// context's error.
 type Passes struct {
+	ctx   context.Context
 	open  func(pass int) (BlockReader, error)
 	n     int
 	mu    sync.Mutex
@@ -36,9 +42,10 @@ type Passes struct {
 }
 
 // NewPasses returns passes over an input shared by n consumers; open(k)
-// opens pass k (1-based) and is called once per pass.
-func NewPasses(n int, open func(pass int) (BlockReader, error)) *Passes {
-	return &Passes{open: open, n: n, next: make([]int, n), left: make([]bool, n), gens: map[int]*pass{}}
+// opens pass k (1-based) and is called once per pass. Cancelling ctx ends
+// every wait of the consumers; open should stop on it too.
+func NewPasses(ctx context.Context, n int, open func(pass int) (BlockReader, error)) *Passes {
+	return &Passes{ctx: ctx, open: open, n: n, next: make([]int, n), left: make([]bool, n), gens: map[int]*pass{}}
 }
 
 // pass is one opened (or opening) pass.
@@ -62,7 +69,11 @@ func (p *Passes) Open(i int) (BlockReader, error) {
 	g := p.gens[k]
 	if g != nil {
 		p.mu.Unlock()
-		<-g.ready
+		select {
+		case <-g.ready:
+		case <-p.ctx.Done():
+			return nil, p.ctx.Err()
+		}
 		if g.err != nil {
 			return nil, g.err
 		}
@@ -79,12 +90,13 @@ func (p *Passes) Open(i int) (BlockReader, error) {
 		g.err = err
 	} else {
 		// Consumers that left while the pass was opening will not join.
-		g.bc = newBroadcast(src, members-(p.nLeft-(p.n-members)))
-		g.bc.onEmpty = func() {
+		bc := newBroadcast(p.ctx, src, members-(p.nLeft-(p.n-members)))
+		bc.onEmpty = func() {
 			p.mu.Lock()
 			delete(p.gens, k)
 			p.mu.Unlock()
 		}
+		g.bc = bc
 	}
 	close(g.ready)
 	p.mu.Unlock()
@@ -117,8 +129,10 @@ func (p *Passes) Leave(i int) {
 }
 
 // broadcast hands the blocks of one source to a fixed number of
-// consumers.
+// consumers. A consumer waiting in next wakes when ctx is cancelled.
 type broadcast struct {
+	ctx      context.Context
+	stopWake func() bool // unregisters the wake-up on ctx
 	mu       sync.Mutex
 	cond     *sync.Cond
 	srcMu    sync.Mutex // serialises src.Next and src.Release
@@ -137,9 +151,14 @@ type bcBlock struct {
 	refs int            // members that have not released it
 }
 
-func newBroadcast(src BlockReader, members int) *broadcast {
-	g := &broadcast{src: src, members: members}
+func newBroadcast(ctx context.Context, src BlockReader, members int) *broadcast {
+	g := &broadcast{ctx: ctx, src: src, members: members}
 	g.cond = sync.NewCond(&g.mu)
+	g.stopWake = context.AfterFunc(ctx, func() {
+		g.mu.Lock()
+		g.cond.Broadcast()
+		g.mu.Unlock()
+	})
 	return g
 }
 
@@ -177,11 +196,15 @@ func (g *broadcast) compact() {
 	g.cond.Broadcast()
 }
 
-// next returns block number seq for a consumer.
+// next returns block number seq for a consumer, or the context's error
+// once it is cancelled.
 func (g *broadcast) next(seq int) (*sparsevec.CSR, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for {
+		if err := g.ctx.Err(); err != nil {
+			return nil, err
+		}
 		if seq < g.base {
 			return nil, errors.New("reader: shared pass lost a block (consumer fell behind its own releases)")
 		}
@@ -253,6 +276,7 @@ func (g *broadcast) leave(seq int, held []*sparsevec.CSR) error {
 	if !last {
 		return nil
 	}
+	g.stopWake()
 	g.srcMu.Lock()
 	err := g.src.Close()
 	g.srcMu.Unlock()

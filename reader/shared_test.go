@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"context"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -71,7 +72,7 @@ func TestPassesShareEachPass(t *testing.T) {
 	var opens atomic.Int32
 	var srcs []*countingBlocks
 	var mu sync.Mutex
-	p := NewPasses(2, func(pass int) (BlockReader, error) {
+	p := NewPasses(context.Background(), 2, func(pass int) (BlockReader, error) {
 		opens.Add(1)
 		c := &countingBlocks{m: data, n: 97, held: map[*sparsevec.CSR]bool{}, t: t}
 		mu.Lock()
@@ -141,7 +142,7 @@ func TestPassesShareEachPass(t *testing.T) {
 // consumer that closes mid-pass releases what it held.
 func TestPassesLeave(t *testing.T) {
 	data := cacheRows(3000, 10)
-	p := NewPasses(2, func(int) (BlockReader, error) {
+	p := NewPasses(context.Background(), 2, func(int) (BlockReader, error) {
 		return &countingBlocks{m: data, n: 50, held: map[*sparsevec.CSR]bool{}, t: t}, nil
 	})
 	// Consumer 0 reads three blocks of pass 1, keeps one, and leaves.
@@ -188,11 +189,55 @@ func TestPassesLeave(t *testing.T) {
 
 func TestPassesOpenError(t *testing.T) {
 	boom := errors.New("boom")
-	p := NewPasses(2, func(int) (BlockReader, error) { return nil, boom })
+	p := NewPasses(context.Background(), 2, func(int) (BlockReader, error) { return nil, boom })
 	for i := range 2 {
 		if _, err := p.Open(i); !errors.Is(err, boom) {
 			t.Errorf("consumer %d: %v, want the open error", i, err)
 		}
 	}
 	runtime.Gosched()
+}
+
+// A consumer waiting for one that never reads returns the context's error
+// once the context is cancelled.
+func TestPassesCancelEndsWait(t *testing.T) {
+	data := cacheRows(5000, 9)
+	ctx, cancel := context.WithCancel(context.Background())
+	p := NewPasses(ctx, 2, func(int) (BlockReader, error) {
+		return &countingBlocks{m: data, n: 97, held: map[*sparsevec.CSR]bool{}, t: t}, nil
+	})
+	v, err := p.Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for {
+			b, err := v.Next()
+			if err != nil {
+				done <- err
+				return
+			}
+			v.Release(b) // consumer 1 still holds it: the window fills
+		}
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("Next returned %v before the other consumer read", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Next still waiting 10s after the context was cancelled")
+	}
+	if err := v.Close(); err != nil {
+		t.Error(err)
+	}
+	p.Leave(0)
+	p.Leave(1)
 }

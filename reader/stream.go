@@ -104,6 +104,7 @@ func (s *Stream) produce() {
 		case cur = <-s.pool:
 			return true
 		case <-s.p.ctx.Done():
+			s.finalErr = s.p.stopErr()
 			return false
 		}
 	}
@@ -113,6 +114,7 @@ func (s *Stream) produce() {
 			cur = nil
 			return true
 		case <-s.p.ctx.Done():
+			s.finalErr = s.p.stopErr()
 			return false
 		}
 	}

@@ -2,6 +2,7 @@ package reader
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -224,7 +225,7 @@ func TestReleaseNotHeldPanics(t *testing.T) {
 		return TeeCache(s, w), nil
 	}
 	open["passes"] = func() (BlockReader, error) {
-		return NewPasses(1, func(int) (BlockReader, error) { return OpenBlocks(filepath.Join(dir, "x.arrow"), 5) }).Open(0)
+		return NewPasses(context.Background(), 1, func(int) (BlockReader, error) { return OpenBlocks(filepath.Join(dir, "x.arrow"), 5) }).Open(0)
 	}
 	for name, o := range open {
 		br, err := o()

@@ -2,6 +2,7 @@ package reader
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -119,6 +120,15 @@ type OutputFile struct {
 	enc  io.Writer        // cw, or a compressor writing to cw
 	zc   io.Closer        // the compressor, if any
 	done bool             // Close or Abort has run
+	ctx  context.Context  // WithWriteContext's (CreateBlocks); nil: none
+}
+
+// cancelled returns the error of o's context once it is cancelled.
+func (o *OutputFile) cancelled() error {
+	if o.ctx == nil {
+		return nil
+	}
+	return o.ctx.Err()
 }
 
 // ZstdLevel is the compression level of a .zst output (WithZstdLevel). The
@@ -263,6 +273,9 @@ func (o *OutputFile) Write(p []byte) (int, error) {
 	if o.done {
 		return 0, fmt.Errorf("%s: write after Close or Abort: %w", o.path, os.ErrClosed)
 	}
+	if err := o.cancelled(); err != nil {
+		return 0, err
+	}
 	return o.enc.Write(p)
 }
 
@@ -288,6 +301,10 @@ func (o *OutputFile) Close() error {
 			o.file.Abort()
 			return fmt.Errorf("%s: finishing compressed stream: %w", o.path, err)
 		}
+	}
+	if err := o.cancelled(); err != nil {
+		o.file.Abort()
+		return err
 	}
 	return o.file.Close()
 }

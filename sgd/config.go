@@ -41,8 +41,10 @@ type Config struct {
 	// DoubleSided trains a second polytope with the labels swapped and
 	// scores f_outer(x) - f_inner(x).
 	DoubleSided bool
-	// Workers bounds the number of polytopes trained at once. If 0, it
-	// defaults to runtime.GOMAXPROCS(0).
+	// Workers bounds the number of polytopes trained at once, except that
+	// polytopes sharing the passes of a streamed input (the two of a
+	// double-sided TrainStream) always train together, counting as one.
+	// If 0, it defaults to runtime.GOMAXPROCS(0).
 	Workers int
 	// Progress, if set, is called about every ProgressEvery steps of each
 	// polytope, from the goroutine training it.

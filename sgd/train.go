@@ -49,6 +49,11 @@ type task struct {
 	ids    int    // row ids to reserve in ASSIGN's dictionary
 	leave  func() // if set, called when the task reads no more
 
+	// withNext says that the task reads the same passes as the next task
+	// (reader.Passes): neither can finish a pass without the other, so
+	// runAll starts them together.
+	withNext bool
+
 	init      *sparsevec.Matrix // warm start: initial weights (nil: zero)
 	initSteps int64             // warm start: steps init was trained with
 
@@ -173,6 +178,9 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 			}
 			if err != nil {
 				out.steps = done - start
+				if cerr := ctx.Err(); cerr != nil {
+					return nil, cerr // the input stopped because training was cancelled
+				}
 				return nil, fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
 			}
 			p.Step(x, y == t.outer, id)
@@ -221,8 +229,11 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 	return p, nil
 }
 
-// runAll trains every task on a pool of cfg.Workers goroutines and returns
-// the polytopes in task order. fp describes the run for checkpoints (nil
+// runAll trains every task and returns the polytopes in task order. Tasks
+// run in units: a task alone, or a run of tasks chained by withNext, which
+// share passes and so start together, each in its own goroutine, whatever
+// cfg.Workers says (they interleave even with GOMAXPROCS=1). At most
+// cfg.Workers units run at once. fp describes the run for checkpoints (nil
 // when cfg.Checkpoint is not active). With cfg.Checkpoint.Path set, the
 // checkpoint file is written a last time before runAll returns, also when
 // training was cancelled; a failure to write it stops training.
@@ -242,25 +253,43 @@ func runAll(ctx context.Context, cfg Config, tasks []task, fp *fingerprint) ([]*
 	if cfg.Checkpoint.Path != "" {
 		w = newCkWriter(cfg.Checkpoint.Path, fp, resume, cancel)
 	}
+	runTask := func(ctx context.Context, i int) error {
+		if err := ctx.Err(); err != nil {
+			return err // cancelled before it started: no snapshot
+		}
+		var ck *taskCk
+		if w != nil {
+			ck = &taskCk{w: w, i: i, every: cfg.Checkpoint.Every, interval: cfg.Checkpoint.Interval}
+		}
+		var st *taskState
+		if resume != nil {
+			st = resume.tasks[i]
+		}
+		p, o, err := tasks[i].run(ctx, cfg, ck, st)
+		out[i], ran[i] = p, o
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(cfg.Workers)
-	for i := range tasks {
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err // cancelled before it started: no snapshot
-			}
-			var ck *taskCk
-			if w != nil {
-				ck = &taskCk{w: w, i: i, every: cfg.Checkpoint.Every, interval: cfg.Checkpoint.Interval}
-			}
-			var st *taskState
-			if resume != nil {
-				st = resume.tasks[i]
-			}
-			p, o, err := tasks[i].run(gctx, cfg, ck, st)
-			out[i], ran[i] = p, o
-			return err
-		})
+	for next := 0; next < len(tasks); {
+		lo, hi := next, next+1
+		for hi < len(tasks) && tasks[hi-1].withNext {
+			hi++
+		}
+		next = hi
+		if hi-lo == 1 {
+			g.Go(func() error { return runTask(gctx, lo) })
+		} else {
+			g.Go(func() error {
+				// A failing member stops the others, which would
+				// otherwise read on alone.
+				u, uctx := errgroup.WithContext(gctx)
+				for i := lo; i < hi; i++ {
+					u.Go(func() error { return runTask(uctx, i) })
+				}
+				return u.Wait()
+			})
+		}
 	}
 	err := g.Wait()
 	if w != nil {
@@ -437,7 +466,8 @@ func (f OpenFunc) Leave(int) {}
 // Classes must be given as [outer, inner]; a row with any other label is an
 // error. Polytope 0 is the outer one, 1 the inner one of a double-sided CPM;
 // the Input may give both the same pass (reader.Passes), so that the input
-// is read once per pass for both. cfg.Init may warm-start it; checkpoints
+// is read once per pass for both; they train together whatever cfg.Workers.
+// cfg.Init may warm-start it; checkpoints
 // (cfg.Checkpoint) need in-memory data and are refused.
 func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes [2]float32) (*model.Model, *Report, error) {
 	cfg, err := cfg.withDefaults()
@@ -467,6 +497,7 @@ func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes 
 	}
 	tasks := []task{mk("outer", classes[0], 0)}
 	if cfg.DoubleSided {
+		tasks[0].withNext = true // the Input may share passes between them
 		tasks = append(tasks, mk("inner", classes[1], 1))
 	}
 	for i := range tasks {

@@ -43,7 +43,8 @@ const maxSubBuckets = 1024
 // complete set while Split runs.
 //
 // On error or cancellation of ctx, Split removes its bucket files and every
-// shard it wrote, and leaves no manifest. Bad input is reported as the
+// shard it wrote, and outDir if it created it and left it empty; it leaves
+// no manifest. Bad input is reported as the
 // reader reports it; for LIBSVM text a *reader.ParseError naming the file
 // and line.
 func Split(ctx context.Context, in, outDir string, cfg Config, opts ...reader.Option) (*Manifest, error) {
@@ -86,6 +87,8 @@ func split(ctx context.Context, in, outDir string, cfg Config, h hooks) (_ *Mani
 	for i := range names {
 		names[i] = ShardName(i, n, cfg.Ext)
 	}
+	_, statErr := os.Stat(outDir)
+	created := errors.Is(statErr, fs.ErrNotExist)
 	stale, err := prepareDir(outDir, names, cfg.Force)
 	if err != nil {
 		return nil, err
@@ -98,6 +101,9 @@ func split(ctx context.Context, in, outDir string, cfg Config, h hooks) (_ *Mani
 		if err != nil {
 			for _, p := range s.written {
 				os.Remove(p)
+			}
+			if created {
+				os.Remove(outDir) // only if empty
 			}
 		}
 	}()

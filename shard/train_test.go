@@ -95,7 +95,7 @@ func TestTrainFromShardsEqualsSingleFile(t *testing.T) {
 				}
 				// The polytopes sharing each pass over the shard set
 				// (reader.Passes holds several blocks at once).
-				shared := trainBytes(t, cfg, passes{reader.NewPasses(1+b2i(cfg.DoubleSided), func(int) (reader.BlockReader, error) {
+				shared := trainBytes(t, cfg, passes{reader.NewPasses(context.Background(), 1+b2i(cfg.DoubleSided), func(int) (reader.BlockReader, error) {
 					return Open(set, ReadConfig{BlockRows: blockRows})
 				})})
 				if !bytes.Equal(shared, fromSingle) {

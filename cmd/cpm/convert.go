@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -44,8 +45,10 @@ var compressionsFor = map[reader.Format][]string{
 }
 
 // runConvert implements "cpm convert". It prints a one-line summary to
-// stderr and writes data to stdout only when OUT is "-".
-func runConvert(args []string, stdout, stderr io.Writer) (err error) {
+// stderr and writes data to stdout only when OUT is "-". When ctx is
+// cancelled it stops reading, discards the output file it was writing and
+// returns ctx's error.
+func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlags("convert", stderr, convertUsage)
 	images := fs.String("idx-images", "", "MNIST idx3 image `file`, e.g. train-images-idx3-ubyte[.gz]")
 	labels := fs.String("idx-labels", "", "MNIST idx1 label `file`, e.g. train-labels-idx1-ubyte[.gz]")
@@ -106,8 +109,11 @@ func runConvert(args []string, stdout, stderr io.Writer) (err error) {
 			return fmt.Errorf("reading input: %w", err)
 		}
 		src = &oneBlock{m: m}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 	} else {
-		src, err = reader.OpenBlocks(inputs[0], reader.DefaultBatchRows, lim.opts()...)
+		src, err = reader.OpenBlocks(inputs[0], reader.DefaultBatchRows, lim.opts(ctx)...)
 		if err != nil {
 			return fmt.Errorf("reading input: %w", err)
 		}
@@ -126,11 +132,11 @@ func runConvert(args []string, stdout, stderr io.Writer) (err error) {
 		if !idx {
 			source = inputs[0]
 		}
-		if dst, err = reader.CreateCache(*out, source, lim.opts()...); err != nil {
+		if dst, err = reader.CreateCache(*out, source, lim.opts(ctx)...); err != nil {
 			return err
 		}
 	} else {
-		dst, err = reader.CreateBlocks(*out, reader.WithCompression(*compression), reader.WithBatchRows(*batchRows))
+		dst, err = reader.CreateBlocks(*out, reader.WithCompression(*compression), reader.WithBatchRows(*batchRows), reader.WithWriteContext(ctx))
 		if err != nil {
 			return err
 		}
@@ -140,6 +146,9 @@ func runConvert(args []string, stdout, stderr io.Writer) (err error) {
 	var rows, nnz, dim, positives int
 	var relabeled sparsevec.CSR
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		b, err := src.Next()
 		if err == io.EOF {
 			break
@@ -173,6 +182,9 @@ func runConvert(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	if err := src.Close(); err != nil {
 		return fmt.Errorf("reading input: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err // before Close: the output never appears under its name
 	}
 	if err := dst.Close(); err != nil {
 		return err

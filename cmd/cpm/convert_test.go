@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -83,7 +84,7 @@ func TestConvertIDX(t *testing.T) {
 			out := filepath.Join(dir, tt.out)
 			args := append([]string{"--idx-images", images, "--idx-labels", labels, "-o", out}, tt.digit...)
 			var stdout, stderr bytes.Buffer
-			if err := runConvert(args, &stdout, &stderr); err != nil {
+			if err := runConvert(context.Background(), args, &stdout, &stderr); err != nil {
 				t.Fatal(err)
 			}
 			if stdout.Len() != 0 {
@@ -116,7 +117,7 @@ func TestConvertIDX(t *testing.T) {
 func TestConvertStdout(t *testing.T) {
 	images, labels := convertFixture(t, t.TempDir())
 	var stdout, stderr bytes.Buffer
-	if err := runConvert([]string{"-idx-images", images, "-idx-labels", labels, "-digit", "0", "-o", "-"}, &stdout, &stderr); err != nil {
+	if err := runConvert(context.Background(), []string{"-idx-images", images, "-idx-labels", labels, "-digit", "0", "-o", "-"}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	const want = "-1 2:1\n-1 1:0.039215688 4:0.078431375\n-1\n1 1:0.003921569 2:0.007843138 3:0.011764706 4:0.015686275\n"
@@ -137,11 +138,11 @@ func TestConvertLIBSVM(t *testing.T) {
 	zst := filepath.Join(dir, "out.libsvm.zst")
 	var stdout, stderr bytes.Buffer
 	// Index 4294967295 needs --max-features at its maximum.
-	if err := runConvert([]string{in, "-o", zst, "--max-features", "4294967296"}, &stdout, &stderr); err != nil {
+	if err := runConvert(context.Background(), []string{in, "-o", zst, "--max-features", "4294967296"}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	stdout.Reset()
-	if err := runConvert([]string{"-o", "-", "--max-features", "4294967296", "--", zst}, &stdout, &stderr); err != nil {
+	if err := runConvert(context.Background(), []string{"-o", "-", "--max-features", "4294967296", "--", zst}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	if stdout.String() != text {
@@ -177,7 +178,7 @@ func TestConvertErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := runConvert(tt.args, &stdout, &stderr)
+			err := runConvert(context.Background(), tt.args, &stdout, &stderr)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -223,7 +224,7 @@ func TestConvertFormats(t *testing.T) {
 		t.Run(tt.out, func(t *testing.T) {
 			out := filepath.Join(dir, tt.out)
 			var stdout, stderr bytes.Buffer
-			if err := runConvert(append([]string{in, "-o", out, "--max-features", "4294967296"}, tt.flags...), &stdout, &stderr); err != nil {
+			if err := runConvert(context.Background(), append([]string{in, "-o", out, "--max-features", "4294967296"}, tt.flags...), &stdout, &stderr); err != nil {
 				t.Fatal(err)
 			}
 			if f, err := reader.DetectFormat(out); err != nil || f != tt.format {
@@ -235,7 +236,7 @@ func TestConvertFormats(t *testing.T) {
 				}
 			}
 			stdout.Reset()
-			if err := runConvert([]string{out, "-o", "-", "--max-features", "4294967296"}, &stdout, &stderr); err != nil {
+			if err := runConvert(context.Background(), []string{out, "-o", "-", "--max-features", "4294967296"}, &stdout, &stderr); err != nil {
 				t.Fatal(err)
 			}
 			if stdout.String() != convertSample {
@@ -254,7 +255,7 @@ func TestConvertBatchRows(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out.arrow")
 	var stdout, stderr bytes.Buffer
-	if err := runConvert([]string{in, "-o", out, "--batch-rows", "4", "--max-features", "4294967296"}, &stdout, &stderr); err != nil {
+	if err := runConvert(context.Background(), []string{in, "-o", out, "--batch-rows", "4", "--max-features", "4294967296"}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	br, err := reader.OpenBlocks(out, 1)
@@ -285,7 +286,7 @@ func TestConvertDigitColumnar(t *testing.T) {
 		t.Run(ext, func(t *testing.T) {
 			mid := filepath.Join(dir, "mnist"+ext)
 			var stdout, stderr bytes.Buffer
-			if err := runConvert([]string{"--idx-images", images, "--idx-labels", labels, "-o", mid}, &stdout, &stderr); err != nil {
+			if err := runConvert(context.Background(), []string{"--idx-images", images, "--idx-labels", labels, "-o", mid}, &stdout, &stderr); err != nil {
 				t.Fatal(err)
 			}
 			before, err := os.ReadFile(mid)
@@ -293,7 +294,7 @@ func TestConvertDigitColumnar(t *testing.T) {
 				t.Fatal(err)
 			}
 			stderr.Reset()
-			if err := runConvert([]string{mid, "--digit", "2", "-o", "-"}, &stdout, &stderr); err != nil {
+			if err := runConvert(context.Background(), []string{mid, "--digit", "2", "-o", "-"}, &stdout, &stderr); err != nil {
 				t.Fatal(err)
 			}
 			const want = "1 2:1\n-1 1:0.039215688 4:0.078431375\n1\n-1 1:0.003921569 2:0.007843138 3:0.011764706 4:0.015686275\n"
@@ -336,7 +337,7 @@ func TestConvertColumnarErrors(t *testing.T) {
 	for _, tt := range usage {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := runConvert(tt.args, &stdout, &stderr)
+			err := runConvert(context.Background(), tt.args, &stdout, &stderr)
 			if !errors.As(err, new(usageError)) {
 				t.Errorf("got %v, want a usage error", err)
 			}
@@ -347,7 +348,7 @@ func TestConvertColumnarErrors(t *testing.T) {
 	// would be refused, so flip an index in a converted file).
 	good := filepath.Join(dir, "good.arrow")
 	var stdout, stderr bytes.Buffer
-	if err := runConvert([]string{in, "-o", good, "--compression", "none", "--max-features", "4294967296"}, &stdout, &stderr); err != nil {
+	if err := runConvert(context.Background(), []string{in, "-o", good, "--compression", "none", "--max-features", "4294967296"}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(good)
@@ -366,7 +367,7 @@ func TestConvertColumnarErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out.parquet")
-	err = runConvert([]string{bad, "-o", out}, &stdout, &stderr)
+	err = runConvert(context.Background(), []string{bad, "-o", out}, &stdout, &stderr)
 	var re *reader.RowError
 	if !errors.As(err, &re) || re.Row != 3 || !errors.Is(err, reader.ErrIndexZero) {
 		t.Fatalf("got %v, want a RowError at row 3 wrapping ErrIndexZero", err)

@@ -282,7 +282,7 @@ func runTableRow(ctx context.Context, row *tableRow, cfg sgd.Config, stream bool
 			if cfg.DoubleSided {
 				sides = 2
 			}
-			m, rep, err = sgd.TrainStream(ctx, cfg, in.sgdInput(sides), 1<<15, [2]float32{1, -1})
+			m, rep, err = sgd.TrainStream(ctx, cfg, in.sgdInput(ctx, sides), 1<<15, [2]float32{1, -1})
 			in.close()
 			if err == nil {
 				run.Input = in.metrics(rep.Seconds)

@@ -65,7 +65,7 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true, inputs: []string{path}}); err != nil {
 		return err
 	}
-	data, err := reader.Load(path, lim.opts()...)
+	data, err := reader.Load(path, lim.opts(ctx)...)
 	if err != nil {
 		return err
 	}

@@ -164,7 +164,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if err := checkOutputs(outputPath{flag: "-s", path: *scores, stdout: true, inputs: []string{*modelPath, *dataPath}}); err != nil {
 		return err
 	}
-	return scoreWithModel(ctx, stdout, *modelPath, *dataPath, *scores, *proba, mem.v(), lim.opts()...)
+	return scoreWithModel(ctx, stdout, *modelPath, *dataPath, *scores, *proba, mem.v(), lim.opts(ctx)...)
 }
 
 // scoreWithModel loads a model, scores a labelled file with it (writing
@@ -219,7 +219,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return err
 	}
-	res, err := evaluate(ctx, m, fs.Arg(0), "", false, lim.opts()...)
+	res, err := evaluate(ctx, m, fs.Arg(0), "", false, lim.opts(ctx)...)
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,9 @@ func sum(v []int64) int64 {
 
 const exportUsage = "cpm export -m MODEL [-o TEXT]"
 
-func runExport(args []string, stdout, stderr io.Writer) (err error) {
+// runExport implements "cpm export". Once ctx is cancelled its writes
+// fail with ctx's error, which it returns.
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlags("export", stderr, exportUsage)
 	modelPath := fs.String("m", "", "model `file`")
 	out := fs.String("o", "", "write the text to `file`, replaced atomically (default, or -, standard output)")
@@ -318,15 +320,32 @@ func runExport(args []string, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if *out == "" {
 		*out = "-"
 	}
 	// Atomically for a file: a failed export leaves the old text.
 	return atomicfile.WriteFile(*out, func(w io.Writer) error {
-		bw := bufio.NewWriter(w)
+		bw := bufio.NewWriter(ctxWriter{ctx, w})
 		if err := m.ExportText(bw); err != nil {
 			return err
 		}
 		return bw.Flush()
 	}, atomicfile.Stdout(stdout))
+}
+
+// ctxWriter is w whose writes fail with ctx's error once ctx is cancelled,
+// so that a command writing a long report stops at its next write.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }

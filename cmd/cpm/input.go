@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -323,8 +324,8 @@ func (p *passTimer) Next() (*sparsevec.CSR, error) {
 
 // sgdInput is the sgd.Input of n polytopes: with two (a double-sided CPM)
 // they share each pass, so the source is parsed once for both.
-func (in *input) sgdInput(n int) sgd.Input {
-	return &sharedInput{in: in, p: reader.NewPasses(n, in.openPass)}
+func (in *input) sgdInput(ctx context.Context, n int) sgd.Input {
+	return &sharedInput{in: in, p: reader.NewPasses(ctx, n, in.openPass)}
 }
 
 type sharedInput struct {

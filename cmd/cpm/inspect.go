@@ -119,19 +119,22 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if err != nil {
 		return err
 	}
-	in, err := inspectModel(m, *top)
+	in, err := inspectModel(ctx, m, *top)
 	if err != nil {
 		return err
 	}
 	in.Model = *modelPath
 	if *dataPath != "" {
-		if err := in.assign(ctx, m, *dataPath, lim.opts()...); err != nil {
+		if err := in.assign(ctx, m, *dataPath, lim.opts(ctx)...); err != nil {
 			return err
 		}
 	}
-	bw := bufio.NewWriter(stdout)
+	bw := bufio.NewWriter(ctxWriter{ctx, stdout})
 	in.print(bw)
 	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if *jsonOut != "" {
@@ -141,8 +144,9 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 }
 
 // inspectModel describes m's weight matrices. Models that hold no
-// hyperplanes (the kernel perceptron's dual form) are refused.
-func inspectModel(m *model.Model, top int) (*inspection, error) {
+// hyperplanes (the kernel perceptron's dual form) are refused. It stops
+// with ctx's error when ctx is cancelled.
+func inspectModel(ctx context.Context, m *model.Model, top int) (*inspection, error) {
 	in := &inspection{
 		Learner: m.Learner, K: m.K, D: m.D, Bias: m.Bias, Classes: m.Classes, Sides: m.Sides,
 		Params: m.Params, Lambda: m.Lambda, Entropy: m.Entropy, Iterations: m.Iterations, Seed: m.Seed,
@@ -232,6 +236,9 @@ func inspectModel(m *model.Model, top int) (*inspection, error) {
 		in.Features--
 	}
 	for i, w := range m.Weights {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		p := inspectPolytope{Index: i, Name: names[i], Positive: positives[i]}
 		for k := range m.K {
 			f := inspectFace{Face: k, Bias: m.Bias * float64(w.At(0, k))}
@@ -430,6 +437,7 @@ func (in *inspection) print(w io.Writer) {
 	if in.Data != "" {
 		fmt.Fprintf(w, "data      %s: %d rows, assigned by %s\n", in.Data, in.Rows, in.FaceRule)
 	}
+	hasTop := in.hasTop()
 	for _, p := range in.Polytopes {
 		fmt.Fprintln(w)
 		if in.Learner == learner.CPM {
@@ -455,7 +463,7 @@ func (in *inspection) print(w io.Writer) {
 		if in.Data != "" {
 			fmt.Fprintf(w, " %10s", "assigned")
 		}
-		if len(p.Faces) > 0 && in.hasTop() {
+		if len(p.Faces) > 0 && hasTop {
 			fmt.Fprintf(w, "  top features (index:weight)")
 		}
 		fmt.Fprintln(w)
@@ -481,6 +489,7 @@ func (in *inspection) print(w io.Writer) {
 	}
 }
 
+// hasTop reports whether any face of any polytope lists top features.
 func (in *inspection) hasTop() bool {
 	for _, p := range in.Polytopes {
 		for _, f := range p.Faces {

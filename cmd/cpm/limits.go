@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -51,11 +52,13 @@ func addLimitFlags(fs *flag.FlagSet) *inputLimits {
 	return l
 }
 
-// opts returns the reader options of the limits.
-func (l *inputLimits) opts() []reader.Option {
+// opts returns the reader options of the limits, with readers that stop
+// when ctx is cancelled.
+func (l *inputLimits) opts(ctx context.Context) []reader.Option {
 	return []reader.Option{
 		reader.WithMaxIndex(uint32(l.features.v - 1)),
 		reader.WithMaxLineBytes(int(l.lineBytes.v)),
+		reader.WithContext(ctx),
 	}
 }
 

@@ -143,9 +143,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "eval":
 		err = runEval(ctx, rest, stdout, stderr)
 	case "export":
-		err = runExport(rest, stdout, stderr)
+		err = runExport(ctx, rest, stdout, stderr)
 	case "convert":
-		err = runConvert(rest, stdout, stderr)
+		err = runConvert(ctx, rest, stdout, stderr)
 	case "cv":
 		err = runCV(ctx, rest, stdout, stderr)
 	case "gen":

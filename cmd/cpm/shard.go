@@ -102,7 +102,7 @@ func runShard(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		}
 	}
 	start := time.Now()
-	m, err := shard.Split(ctx, pos[0], pos[1], cfg, lim.opts()...)
+	m, err := shard.Split(ctx, pos[0], pos[1], cfg, lim.opts(ctx)...)
 	switch {
 	case errors.Is(err, shard.ErrFormat), errors.Is(err, reader.ErrNoBzip2Writer):
 		return usageError{err}

@@ -141,7 +141,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		if err := checkOutputs(outputPath{flag: "-s", path: *scoresOut, stdout: true, inputs: []string{*modelIn, *testPath}}); err != nil {
 			return err
 		}
-		return scoreWithModel(ctx, stdout, *modelIn, *testPath, *scoresOut, false, mem.v(), lim.opts()...)
+		return scoreWithModel(ctx, stdout, *modelIn, *testPath, *scoresOut, false, mem.v(), lim.opts(ctx)...)
 	}
 	if *trainPath == "" {
 		return usagef("no training data: give -t FILE")
@@ -227,12 +227,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		if classes[0] == classes[1] {
 			return usagef("outer and inner labels are both %v", classes[0])
 		}
-		in, err := newInput(*trainPath, *cacheFile, *readers, stderr, *quiet, lim.opts()...)
+		in, err := newInput(*trainPath, *cacheFile, *readers, stderr, *quiet, lim.opts(ctx)...)
 		if err != nil {
 			return err
 		}
 		defer in.close()
-		if err := vf.load(&spec, nil, stderr, *quiet, lim.opts()...); err != nil {
+		if err := vf.load(&spec, nil, stderr, *quiet, lim.opts(ctx)...); err != nil {
 			return err
 		}
 		sides := 1
@@ -240,7 +240,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			sides = 2
 		}
 		var r *sgd.Report
-		m, r, err = sgd.TrainStream(ctx, spec.CPM, in.sgdInput(sides), *buffer, classes)
+		m, r, err = sgd.TrainStream(ctx, spec.CPM, in.sgdInput(ctx, sides), *buffer, classes)
 		if err != nil {
 			return err
 		}
@@ -254,7 +254,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return usagef("%s is a shard set (a directory or glob): train from it with --stream", *trainPath)
 		}
 		start := time.Now()
-		data, err := loadTraining(*trainPath, *cacheFile, stderr, *quiet, lim.opts()...)
+		data, err := loadTraining(*trainPath, *cacheFile, stderr, *quiet, lim.opts(ctx)...)
 		if err != nil {
 			return err
 		}
@@ -285,7 +285,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			spec = spec.WithK(k)
 			mlog.restart()
 		}
-		if err := vf.load(&spec, &data, stderr, *quiet, lim.opts()...); err != nil {
+		if err := vf.load(&spec, &data, stderr, *quiet, lim.opts(ctx)...); err != nil {
 			return err
 		}
 		m, rep, err = learner.Train(ctx, spec, data)
@@ -347,7 +347,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	if *testPath != "" {
 		start := time.Now()
-		res, err := evaluate(ctx, m, *testPath, *scoresOut, false, lim.opts()...)
+		res, err := evaluate(ctx, m, *testPath, *scoresOut, false, lim.opts(ctx)...)
 		if err != nil {
 			return err
 		}

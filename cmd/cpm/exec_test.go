@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// execMainEnv makes the test binary run cpm's main instead of the tests,
+// so that tests can run cpm as a process of its own (standard input,
+// GOMAXPROCS from the environment, signals) without building it.
+const execMainEnv = "CPM_TEST_EXEC_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(execMainEnv) == "1" {
+		main() // exits
+	}
+	os.Exit(m.Run())
+}
+
+// cpmCommand returns the command running cpm with args in a process of
+// its own, with GOMAXPROCS=procs (0: unset).
+func cpmCommand(args []string, procs int) *exec.Cmd {
+	return cpmCommandContext(context.Background(), args, procs)
+}
+
+// cpmCommandContext is cpmCommand whose process gets SIGQUIT when ctx is
+// done, so that a hung cpm prints every goroutine's stack to its standard
+// error before it exits (and is killed 5 s later if it does not).
+func cpmCommandContext(ctx context.Context, args []string, procs int) *exec.Cmd {
+	c := exec.CommandContext(ctx, os.Args[0], args...)
+	c.Cancel = func() error { return c.Process.Signal(syscall.SIGQUIT) }
+	c.WaitDelay = 5 * time.Second
+	c.Env = append(os.Environ(), execMainEnv+"=1")
+	if procs > 0 {
+		c.Env = append(c.Env, "GOMAXPROCS="+strconv.Itoa(procs))
+	}
+	return c
+}
+
+// execMain runs cpm with args as a process, standard input read from the
+// file stdin, and returns its exit status and standard error.
+func execMain(t *testing.T, args []string, stdin string, procs int) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	c := cpmCommandContext(ctx, args, procs)
+	f, err := os.Open(stdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var errb bytes.Buffer
+	c.Stdin, c.Stderr = f, &errb
+	err = c.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("cpm %v still running after 45 s; its goroutines:\n%s", args, errb.String())
+	}
+	return exitCode(t, err), errb.String()
+}
+
+// exitCode is the exit status of a finished command.
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	t.Fatal(err)
+	return -1
+}
