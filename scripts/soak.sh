@@ -135,13 +135,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	[ "$(pick 2)" = 1 ] && sides="--double-sided"
 	stdin=""
 	o=$out/result
-	rm -f "$o"
-	# Half the runs write over an older file, which must survive a failed run.
-	old=""
-	if [ "$(pick 2)" = 1 ]; then
-		echo "older content $runs" >"$o"
-		old=$(sha256sum <"$o")
-	fi
+	rm -f "$o" "$o.parquet"
 	kind=train
 	case $(pick 13) in
 	0) job="memory$sides"; args=(train -q -k 4 -i 300000 $sides -t "$d/train.libsvm.zst" -o "$o") ;;
@@ -151,14 +145,20 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	4) job="stdin$sides"; stdin=$d/ten.libsvm; args=(train -q -k 4 -i 50000 $sides --ovo -t - -o "$o") ;;
 	5) job="ovo$sides"; args=(train -q -k 4 -i 50000 $sides --ovo -t "$d/ten.libsvm" -o "$o") ;;
 	6) job="resume$sides"; kind=resume; args=(train -q -k 4 -i 600000 $sides -t "$d/train.libsvm.zst" -o "$o" --checkpoint "$out/ck" --checkpoint-every 100000) ;;
-	7) job="convert"; kind=file; args=(convert "$d/train.libsvm.zst" -o "$o.parquet"); o=$o.parquet; rm -f "$o" ;;
-	8) job="shard"; kind=dir; rm -rf "$out/shards"; o=$out/shards; old=""; args=(shard -n 3 --shuffle --seed 2 "$d/train.libsvm.zst" "$o") ;;
-	9) job="cv"; kind=file; args=(cv -q --ovo -r 2 -f 3 -k 2 "$d/ten.libsvm" --json "$o") ;;
+	7) job="convert"; kind=file; o=$o.parquet; args=(convert "$d/train.libsvm.zst" -o "$o") ;;
+	8) job="shard"; kind=dir; rm -rf "$out/shards"; o=$out/shards; args=(shard -n 3 --shuffle --seed 2 "$d/train.libsvm.zst" "$o") ;;
+	9) job="cv"; kind=file; args=(cv -q --ovo -r 2 -f 3 -k 2 -i 20000 "$d/ten.libsvm" --json "$o") ;;
 	10) job="predict"; kind=file; args=(predict -m "$d/base.model" -c "$d/test.libsvm.zst" -s "$o") ;;
 	11) job="eval"; kind=file; args=(eval -m "$d/base.model" --json "$o" "$d/test.libsvm.zst") ;;
 	12) job="inspect"; kind=file; args=(inspect "$d/base.model" --data "$d/test.libsvm.zst" --json "$o") ;;
 	esac
 	[ "$kind" = dir ] || [ "$kind" = file ] || args+=(--workers "$workers")
+	# Half the runs write over an older file, which must survive a failed run.
+	old=""
+	if [ "$kind" != dir ] && [ "$(pick 2)" = 1 ]; then
+		echo "older content $runs" >"$o"
+		old=$(sha256sum <"$o")
+	fi
 	action=$(pick 4) # 0 finish, 1 INT, 2 TERM, 3 KILL
 	case $action in 0) sig="" ;; 1) sig=INT ;; 2) sig=TERM ;; 3) sig=KILL ;; esac
 	# A random delay in [0.05, 3] s, while these jobs do their work (a signal in
