@@ -1,6 +1,6 @@
 package main
 
-// The malformed-input catalogue (issue 6): every class of hostile input is
+// The malformed-input catalogue: every class of hostile input is
 // fed to the real commands, which must fail with a clear error — a status
 // that is neither success nor 2 (usage errors, and Go's status after a
 // panic), a message naming the file and, for text, the line and column and

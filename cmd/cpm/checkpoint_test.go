@@ -70,6 +70,16 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// marked reports whether the mark has been written.
+func (s *syncBuffer) marked() bool {
+	select {
+	case <-s.seen:
+		return true
+	default:
+		return false
+	}
+}
+
 func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -235,14 +245,7 @@ func TestCheckpointSignalResume(t *testing.T) {
 			args := append(base, "-o", out, "--checkpoint", ck, "--checkpoint-every", "1h")
 			errb := newSyncBuffer(" step ") // a progress line: training has started
 			cmd := startCPM(t, errb, args...)
-			exited := waitFor(t, cmd, "a progress line", func() bool {
-				select {
-				case <-errb.seen:
-					return true
-				default:
-					return false
-				}
-			}, errb)
+			exited := waitFor(t, cmd, "a progress line", errb.marked, errb)
 			if exists(ck) {
 				t.Fatal("a checkpoint was written before the signal")
 			}

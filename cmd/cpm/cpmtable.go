@@ -393,8 +393,8 @@ func tuneSet(ctx context.Context, w io.Writer, logf func(string, ...any), set ta
 // assignments spread evenly over iK/10 faces, the form in which the
 // authors' tool reports its target (exp h, an effective number of faces).
 // Targets that are not positive (ln 1 = 0 for K = 10) are left out; the
-// rest increase strictly with i. Earlier versions read the grid as (i/10)·ln K, which for K = 20
-// stops at 0.9 ln 20 = 2.70 and spends most points on targets below the
+// rest increase strictly with i. The other reading, (i/10)·ln K, would stop
+// at 0.9 ln 20 = 2.70 for K = 20 and spend most points on targets below the
 // entropy plain argmax already reaches.
 func hGrid(k int) []float64 {
 	var g []float64

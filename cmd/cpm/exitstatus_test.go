@@ -163,6 +163,8 @@ func TestBadFlagValues(t *testing.T) {
 		{[]string{"train", "-q", "--cache", "x.gz", "-t", missing, "-o", missing + ".model"}, "--cache x.gz"},
 		{[]string{"train", "-q", "--stream", "--cache", "x.cpmcache.ZST", "-t", missing, "-o", missing + ".model"}, "--cache x.cpmcache.ZST"},
 		{[]string{"cv", "-q", "--cv-workers", "-1", missing}, "--cv-workers -1"},
+		{[]string{"train", "-q", "--stream", "--buffer", "0", "-t", missing, "-o", missing + ".model"}, "--buffer 0"},
+		{[]string{"train", "-q", "--stream", "--readers", "-2", "-t", missing, "-o", missing + ".model"}, "--readers -2"},
 	} {
 		code, _, errs := cpm(t, tc.args...)
 		if code != exitUsage || !strings.Contains(errs, tc.want) {

@@ -327,14 +327,7 @@ func TestStreamFileReplacedMidRun(t *testing.T) {
 	errb := newSyncBuffer("step")
 	got := filepath.Join(dir, "got.model")
 	cmd := startCPM(t, errb, append(args, "-o", got)...)
-	exited := waitFor(t, cmd, "a progress line", func() bool {
-		select {
-		case <-errb.seen:
-			return true
-		default:
-			return false
-		}
-	}, errb)
+	exited := waitFor(t, cmd, "a progress line", errb.marked, errb)
 	if err := os.Rename(q, p); err != nil {
 		t.Fatal(err)
 	}

@@ -130,6 +130,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err := checkCacheName(*cacheFile); err != nil {
 		return err
 	}
+	if *buffer < 1 {
+		return usagef("--buffer %d: want at least 1 row", *buffer)
+	}
+	if *readers < 1 {
+		return usagef("--readers %d: want at least 1", *readers)
+	}
 	ckf.maxMemory = mem.v()
 	if *trainPath == "" && *modelIn != "" {
 		if *testPath == "" {
