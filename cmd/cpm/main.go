@@ -122,9 +122,22 @@ const (
 	exitInterrupted = 130
 )
 
+// main runs the command with a context that the first SIGINT or SIGTERM
+// cancels: every command then stops within seconds, removes its
+// temporaries and exits 130. A second signal exits 130 at once, without
+// that cleanup, for a command blocked where no context reaches (a system
+// call such as opening a FIFO that no process reads).
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		cancel()
+		<-sigs
+		fmt.Fprintln(os.Stderr, "cpm: second signal: exiting without cleanup")
+		os.Exit(exitInterrupted)
+	}()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -100,3 +100,46 @@ func TestSignalEndsProcess(t *testing.T) {
 		})
 	}
 }
+
+// A command blocked where its context does not reach, here opening a FIFO
+// output that no process reads, ignores the first SIGTERM; a second one
+// ends it with status 130 and leaves the FIFO a FIFO.
+func TestSecondSignalExits(t *testing.T) {
+	d := newLiveData(t)
+	defer watchdog(t, 60*time.Second)()
+	fifo := filepath.Join(t.TempDir(), "model.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	cmd := cpmCommand([]string{"train", "-q", "-k", "2", "-i", "1000", "-t", d.bin, "-o", fifo}, 0)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for i := range 2 {
+		select {
+		case err := <-done:
+			t.Fatalf("ended before signal %d: %v\n%s", i+1, err, stderr.String())
+		case <-time.After(time.Second):
+		}
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case err := <-done:
+		if code := exitCode(t, err); code != exitInterrupted {
+			t.Errorf("exit %d after two SIGTERMs, want %d\n%s", code, exitInterrupted, stderr.String())
+		}
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("still running 5 s after the second SIGTERM\n%s", stderr.String())
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("%s is not a FIFO any more (%v)", fifo, err)
+	}
+}
