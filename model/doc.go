@@ -65,11 +65,10 @@
 // warm-started CPM models (cpm train --init): such a model continues the
 // Pegasos step counter of its initial model, so its polytopes have taken
 // more steps than Iterations, the steps of the last run. Files without the
-// bit, which include every file written before it existed and every model
-// trained from scratch, read as before, with Steps nil (Iterations steps
-// per matrix, see Model.StepsOf). A build older than the bit refuses a file
-// that has it, as an unknown flag bit (ErrCorrupt), rather than misreading
-// it.
+// bit, among them every model trained from scratch, read with Steps nil
+// (Iterations steps per matrix, see Model.StepsOf). A reader that does not
+// know the bit refuses a file that has it, as an unknown flag bit
+// (ErrCorrupt), rather than misreading it.
 //
 // # Label map and matrix order
 //

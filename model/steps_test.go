@@ -43,9 +43,8 @@ func TestStepsRoundTrip(t *testing.T) {
 	}
 }
 
-// A model without Steps is encoded exactly as before the field existed (no
-// flag bit, no section): older files read as they did, with StepsOf giving
-// Iterations.
+// A model without Steps is encoded with no flag bit and no Steps section,
+// and reads back with StepsOf giving Iterations.
 func TestStepsAbsent(t *testing.T) {
 	m := testModels()["double"]
 	b := encodeT(t, m)

@@ -52,7 +52,7 @@ import (
 // holds every polytope finished, and resuming from it only rebuilds the
 // model. A failure to write it stops training. Memory: each polytope keeps
 // up to two copies of its state, the writer one of the whole file.
-// Training without checkpoints runs the same loop as before.
+// Training without checkpoints runs the same loop, with no snapshots.
 //
 // The file also holds a fingerprint of what must not change between the
 // interrupted run and its continuation: K, Iterations, Lambda, Entropy,

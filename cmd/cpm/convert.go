@@ -85,17 +85,8 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if *out == "-" {
 		format = reader.LIBSVM
 	}
-	if *compression != "" {
-		names, ok := compressionsFor[format]
-		if format == reader.Cache {
-			return usagef("--compression %q: the cache format is not compressed", *compression)
-		}
-		if !ok {
-			return usagef("--compression %q: %s output is compressed by its extension (.zst, .gz), not by --compression", *compression, format)
-		}
-		if !slices.Contains(names, *compression) {
-			return usagef("--compression %q: want one of %s for %s output", *compression, strings.Join(names, ", "), format)
-		}
+	if err := checkCompression(format, *compression); err != nil {
+		return err
 	}
 
 	if err := checkOutputs(outputPath{flag: "-o", path: *out, stdout: true, inputs: append([]string{*images, *labels}, inputs...)}); err != nil {
@@ -120,65 +111,19 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	}
 	defer src.Close()
 
-	var dst reader.BlockWriter
-	if *out == "-" {
-		cw := &convertCounter{w: stdout}
-		dst = &stdoutBlocks{cw: cw, w: reader.NewWriter(cw)}
-	} else if format == reader.Cache {
-		// The cache records the input's identity, so that train --cache
-		// OUT -t INPUT takes it as INPUT's cache; idx files or standard
-		// input give a cache without a source.
-		source := ""
-		if !idx {
-			source = inputs[0]
-		}
-		if dst, err = reader.CreateCache(*out, source, lim.opts(ctx)...); err != nil {
-			return err
-		}
-	} else {
-		dst, err = reader.CreateBlocks(*out, reader.WithCompression(*compression), reader.WithBatchRows(*batchRows), reader.WithWriteContext(ctx))
-		if err != nil {
-			return err
-		}
+	source := "" // the input whose identity a cache records
+	if !idx {
+		source = inputs[0]
+	}
+	dst, err := convertOutput(ctx, *out, format, source, *compression, *batchRows, stdout, lim)
+	if err != nil {
+		return err
 	}
 	defer dst.Abort() // removes the temporary file unless Close succeeded
 
-	var rows, nnz, dim, positives int
-	var relabeled sparsevec.CSR
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		b, err := src.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("reading input: %w", err)
-		}
-		rows, nnz, dim = rows+b.Rows(), nnz+b.NNZ(), max(dim, b.Dim)
-		w := b
-		if oneVsRest {
-			// Blocks are read-only (they may alias the input's buffers):
-			// relabel a shallow copy.
-			scratch := relabeled.Labels[:0]
-			relabeled = *b
-			relabeled.Labels = scratch
-			for _, y := range b.Labels {
-				if y == float32(d) {
-					relabeled.Labels = append(relabeled.Labels, 1)
-					positives++
-				} else {
-					relabeled.Labels = append(relabeled.Labels, -1)
-				}
-			}
-			w = &relabeled
-		}
-		err = dst.Write(w)
-		src.Release(b)
-		if err != nil {
-			return fmt.Errorf("writing %s: %w", *out, err)
-		}
+	n, err := copyBlocks(ctx, src, dst, *out, oneVsRest, d)
+	if err != nil {
+		return err
 	}
 	if err := src.Close(); err != nil {
 		return fmt.Errorf("reading input: %w", err)
@@ -196,9 +141,9 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 		size = fi.Size()
 	}
 
-	fmt.Fprintf(stderr, "convert: %d rows, %d nonzeros, dim %d", rows, nnz, dim)
+	fmt.Fprintf(stderr, "convert: %d rows, %d nonzeros, dim %d", n.rows, n.nnz, n.dim)
 	if oneVsRest {
-		fmt.Fprintf(stderr, ", digit %d vs rest: %d positive, %d negative", d, positives, rows-positives)
+		fmt.Fprintf(stderr, ", digit %d vs rest: %d positive, %d negative", d, n.positives, n.rows-n.positives)
 	}
 	fmt.Fprintf(stderr, " -> %s (%s), %d bytes, %.2fs\n", *out, format, size, time.Since(start).Seconds())
 	return nil
@@ -278,4 +223,84 @@ func (c *convertCounter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// convertOutput creates the block writer of convert's output out: standard
+// output for "-", the row cache (recording source's identity, so that
+// train --cache OUT -t SOURCE takes it; "" records none) or a LIBSVM,
+// Arrow or Parquet file that is discarded if ctx is cancelled before it is
+// complete.
+func convertOutput(ctx context.Context, out string, format reader.Format, source, compression string, batchRows int, stdout io.Writer, lim *inputLimits) (reader.BlockWriter, error) {
+	switch {
+	case out == "-":
+		cw := &convertCounter{w: stdout}
+		return &stdoutBlocks{cw: cw, w: reader.NewWriter(cw)}, nil
+	case format == reader.Cache:
+		return reader.CreateCache(out, source, lim.opts(ctx)...)
+	}
+	return reader.CreateBlocks(out, reader.WithCompression(compression), reader.WithBatchRows(batchRows), reader.WithWriteContext(ctx))
+}
+
+// convertCounts are what convert reports of the rows it copied.
+type convertCounts struct{ rows, nnz, dim, positives int }
+
+// copyBlocks copies every block of src to dst (named out in errors), with
+// the labels made digit-vs-rest (+1 for digit, -1 otherwise) when
+// oneVsRest, until src ends or ctx is cancelled.
+func copyBlocks(ctx context.Context, src reader.BlockReader, dst reader.BlockWriter, out string, oneVsRest bool, digit int) (convertCounts, error) {
+	var n convertCounts
+	var relabeled sparsevec.CSR
+	for {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		b, err := src.Next()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, fmt.Errorf("reading input: %w", err)
+		}
+		n.rows, n.nnz, n.dim = n.rows+b.Rows(), n.nnz+b.NNZ(), max(n.dim, b.Dim)
+		w := b
+		if oneVsRest {
+			// Blocks are read-only (they may alias the input's buffers):
+			// relabel a shallow copy.
+			scratch := relabeled.Labels[:0]
+			relabeled = *b
+			relabeled.Labels = scratch
+			for _, y := range b.Labels {
+				if y == float32(digit) {
+					relabeled.Labels = append(relabeled.Labels, 1)
+					n.positives++
+				} else {
+					relabeled.Labels = append(relabeled.Labels, -1)
+				}
+			}
+			w = &relabeled
+		}
+		err = dst.Write(w)
+		src.Release(b)
+		if err != nil {
+			return n, fmt.Errorf("writing %s: %w", out, err)
+		}
+	}
+}
+
+// checkCompression checks convert's --compression value (or "") for an
+// output of the given format.
+func checkCompression(format reader.Format, compression string) error {
+	if compression == "" {
+		return nil
+	}
+	names, ok := compressionsFor[format]
+	switch {
+	case format == reader.Cache:
+		return usagef("--compression %q: the cache format is not compressed", compression)
+	case !ok:
+		return usagef("--compression %q: %s output is compressed by its extension (.zst, .gz), not by --compression", compression, format)
+	case !slices.Contains(names, compression):
+		return usagef("--compression %q: want one of %s for %s output", compression, strings.Join(names, ", "), format)
+	}
+	return nil
 }

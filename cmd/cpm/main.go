@@ -1,6 +1,6 @@
 // Command cpm trains and applies polyhedral classifiers on large sparse
-// data: the Convex Polytope Machine (Kantchelian et al., NIPS 2014) and,
-// over time, its relatives.
+// data: the Convex Polytope Machine (Kantchelian et al., NIPS 2014), the
+// perceptron family and PLUME.
 //
 // Usage:
 //

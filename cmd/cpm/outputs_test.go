@@ -144,7 +144,8 @@ func mustRead(t *testing.T, path string) []byte {
 // TestCacheRefusesNonCache checks that --cache refuses, before any work
 // and with exit status 2, to write over the training file itself, a model,
 // or any file that is not a cpm cache, and leaves the file as it was; a
-// real cache at the path is used as before.
+// real cache at the path is read and gives the model of the same run
+// without a cache.
 func TestCacheRefusesNonCache(t *testing.T) {
 	dir := t.TempDir()
 	train := copyFile(t, heart, dir, "train.libsvm")
