@@ -2,7 +2,6 @@ package reader
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -223,9 +222,6 @@ func TestReleaseNotHeldPanics(t *testing.T) {
 			return nil, err
 		}
 		return TeeCache(s, w), nil
-	}
-	open["passes"] = func() (BlockReader, error) {
-		return NewPasses(context.Background(), 1, func(int) (BlockReader, error) { return OpenBlocks(filepath.Join(dir, "x.arrow"), 5) }).Open(0)
 	}
 	for name, o := range open {
 		br, err := o()

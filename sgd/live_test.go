@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/polyhedral/cpm/input/shared"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sparsevec"
@@ -34,7 +35,7 @@ func watchdog(t *testing.T, d time.Duration) (stop func()) {
 }
 
 // sharedPasses is the sgd.Input of polytopes sharing each pass of src.
-type sharedPasses struct{ p *reader.Passes }
+type sharedPasses struct{ p *shared.Passes }
 
 func (s sharedPasses) Open(i int) (Blocks, error) { return s.p.Open(i) }
 func (s sharedPasses) Leave(i int)                { s.p.Leave(i) }
@@ -53,7 +54,7 @@ func TestStreamSharedPassesOneWorker(t *testing.T) {
 	train := func(workers, procs int) []byte {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		defer watchdog(t, 60*time.Second)()
-		in := sharedPasses{reader.NewPasses(context.Background(), 2, func(int) (reader.BlockReader, error) {
+		in := sharedPasses{shared.NewPasses(context.Background(), 2, func(int) (reader.BlockReader, error) {
 			return blockSource(data, 64), nil
 		})}
 		cfg := Config{K: 3, Iterations: 20000, Seed: 4, DoubleSided: true, Workers: workers}
@@ -85,7 +86,7 @@ func TestStreamCancelEndsSharedPass(t *testing.T) {
 			defer watchdog(t, 30*time.Second)()
 			ctx, cancel := context.WithCancel(context.Background())
 			opened := make(chan struct{}, 100)
-			in := sharedPasses{reader.NewPasses(ctx, 2, func(int) (reader.BlockReader, error) {
+			in := sharedPasses{shared.NewPasses(ctx, 2, func(int) (reader.BlockReader, error) {
 				opened <- struct{}{}
 				return blockSource(data, 64), nil
 			})}

@@ -50,7 +50,7 @@ type task struct {
 	leave  func() // if set, called when the task reads no more
 
 	// withNext says that the task reads the same passes as the next task
-	// (reader.Passes): neither can finish a pass without the other, so
+	// (package input/shared): neither can finish a pass without the other, so
 	// runAll starts them together.
 	withNext bool
 
@@ -445,7 +445,7 @@ func memTask(cfg Config, data *sparsevec.CSR, rows []int32, name string, outer f
 // Input opens the passes of streamed training data for each polytope.
 // Open is called at the start of every pass; a polytope calls Leave when it
 // will open no more passes, so that an Input sharing passes among polytopes
-// (reader.Passes) stops waiting for it.
+// (package input/shared) stops waiting for it.
 type Input interface {
 	Open(polytope int) (Blocks, error)
 	Leave(polytope int)
@@ -465,7 +465,7 @@ func (f OpenFunc) Leave(int) {}
 // for memory: in opens the passes, buffer is the shuffle buffer in rows.
 // Classes must be given as [outer, inner]; a row with any other label is an
 // error. Polytope 0 is the outer one, 1 the inner one of a double-sided CPM;
-// the Input may give both the same pass (reader.Passes), so that the input
+// the Input may give both the same pass (package input/shared), so that the input
 // is read once per pass for both; they train together whatever cfg.Workers.
 // cfg.Init may warm-start it; checkpoints
 // (cfg.Checkpoint) need in-memory data and are refused.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/polyhedral/cpm/input/shared"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
@@ -94,8 +95,8 @@ func TestTrainFromShardsEqualsSingleFile(t *testing.T) {
 					t.Fatalf("%+v: model from the shard set differs from the model from the single file", cfg)
 				}
 				// The polytopes sharing each pass over the shard set
-				// (reader.Passes holds several blocks at once).
-				shared := trainBytes(t, cfg, passes{reader.NewPasses(context.Background(), 1+b2i(cfg.DoubleSided), func(int) (reader.BlockReader, error) {
+				// (shared.Passes holds several blocks at once).
+				shared := trainBytes(t, cfg, passes{shared.NewPasses(context.Background(), 1+b2i(cfg.DoubleSided), func(int) (reader.BlockReader, error) {
 					return Open(set, ReadConfig{BlockRows: blockRows})
 				})})
 				if !bytes.Equal(shared, fromSingle) {
@@ -112,8 +113,8 @@ func TestTrainFromShardsEqualsSingleFile(t *testing.T) {
 	}
 }
 
-// passes adapts reader.Passes to sgd.Input.
-type passes struct{ p *reader.Passes }
+// passes adapts shared.Passes to sgd.Input.
+type passes struct{ p *shared.Passes }
 
 func (p passes) Open(i int) (sgd.Blocks, error) { return p.p.Open(i) }
 func (p passes) Leave(i int)                    { p.p.Leave(i) }

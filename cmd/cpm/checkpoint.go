@@ -37,9 +37,11 @@ func addCheckpointFlags(fs *flag.FlagSet) *checkpointFlags {
 	return c
 }
 
-// apply checks the flags against the rest of the command line and sets
-// them in spec: it loads the initial model and the checkpoint to resume.
-func (c *checkpointFlags) apply(spec *learner.Spec, lf *learnerFlags, stream bool, stderr io.Writer, quiet bool) error {
+// apply checks the flags against the rest of the command line o and sets
+// them in o's learner: it loads the initial model and the checkpoint to
+// resume.
+func (c *checkpointFlags) apply(o *trainOptions, stderr io.Writer) error {
+	spec, stream, quiet := &o.spec, o.stream, o.quiet
 	if c.init == "" && c.checkpoint == "" && c.resume == "" {
 		return nil
 	}
@@ -51,9 +53,9 @@ func (c *checkpointFlags) apply(spec *learner.Spec, lf *learnerFlags, stream boo
 	}
 	flags := strings.Join(used, ", ")
 	if spec.Name != learner.CPM {
-		return usagef("%s: supported for --learner cpm only, not %s", flags, lf.describe())
+		return usagef("%s: supported for --learner cpm only, not %s", flags, o.describe)
 	}
-	if len(lf.k) > 1 {
+	if len(o.ks) > 1 {
 		return usagef("%s: give one K, not a list to choose from", flags)
 	}
 	if stream && (c.checkpoint != "" || c.resume != "") {

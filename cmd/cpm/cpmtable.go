@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/polyhedral/cpm/input"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
@@ -274,7 +275,7 @@ func runTableRow(ctx context.Context, row *tableRow, cfg sgd.Config, stream bool
 		)
 		switch {
 		case stream:
-			in, ierr := newInput(row.Train, "auto", 2, io.Discard, true)
+			in, ierr := input.Open(row.Train, input.Config{Cache: "auto", Readers: 2})
 			if ierr != nil {
 				return ierr
 			}
@@ -282,10 +283,10 @@ func runTableRow(ctx context.Context, row *tableRow, cfg sgd.Config, stream bool
 			if cfg.DoubleSided {
 				sides = 2
 			}
-			m, rep, err = sgd.TrainStream(ctx, cfg, in.sgdInput(ctx, sides), 1<<15, [2]float32{1, -1})
-			in.close()
+			m, rep, err = sgd.TrainStream(ctx, cfg, in.Passes(ctx, sides), 1<<15, [2]float32{1, -1})
+			in.Close()
 			if err == nil {
-				run.Input = in.metrics(rep.Seconds)
+				run.Input = newInputMetrics(in, rep.Seconds)
 			}
 		case row.OvO:
 			m, rep, err = sgd.TrainOvO(ctx, cfg, data)

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/polyhedral/cpm/input"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
@@ -201,7 +202,7 @@ func TestExitStatusClassification(t *testing.T) {
 		{fmt.Errorf("shard: dir: %w: no manifest", shard.ErrIncomplete), exitBadInput},
 		{fmt.Errorf("shard: %q: %w", "d/*.zst", shard.ErrNoMatch), exitIO},
 		{fmt.Errorf("shard 1 of 2: p: %w: read 1 rows", shard.ErrManifestMismatch), exitBadInput},
-		{fmt.Errorf("x: %w: 5 bytes, 4 when training started", errInputChanged), exitBadInput},
+		{fmt.Errorf("x: %w: 5 bytes, 4 when training started", input.ErrInputChanged), exitBadInput},
 		{fmt.Errorf("outer: %w", &sgd.CheckpointError{Name: "ck", Offset: -1, Err: sgd.ErrCheckpointCorrupt}), exitBadInput},
 		{fmt.Errorf("%w in d: %w", synth.ErrNoMNIST, fs.ErrNotExist), exitIO},
 		{errors.New("sgd: 3 labels"), exitError},

@@ -36,6 +36,7 @@ import (
 	"syscall"
 
 	"github.com/polyhedral/cpm/cv"
+	"github.com/polyhedral/cpm/input"
 	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/plume"
@@ -231,7 +232,7 @@ func isBadInput(err error) bool {
 	for _, kind := range []error{
 		reader.ErrCorrupt, reader.ErrSchema, sgd.ErrNoRows, cv.ErrNoData, shard.ErrIncomplete, shard.ErrManifestMismatch, sgd.ErrMemoryLimit,
 		model.ErrNotModel, model.ErrVersion, model.ErrTruncated, model.ErrChecksum, model.ErrCorrupt, model.ErrInvalid,
-		plume.ErrModel, errInputChanged,
+		plume.ErrModel, input.ErrInputChanged,
 	} {
 		if errors.Is(err, kind) {
 			return true

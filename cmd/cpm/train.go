@@ -2,22 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"runtime/pprof"
 	"strconv"
-	"sync"
-	"time"
 
-	"github.com/polyhedral/cpm/cv"
-	"github.com/polyhedral/cpm/internal/atomicfile"
+	"github.com/polyhedral/cpm/input"
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
-	"github.com/polyhedral/cpm/sgd"
 )
 
 // labelFlag is an optional float32 label.
@@ -42,425 +35,232 @@ func (l *labelFlag) Set(s string) error {
 	return nil
 }
 
-type trainMetrics struct {
-	Command        string            `json:"command"`
-	Learner        string            `json:"learner"`
-	Train          string            `json:"train"`
-	Test           string            `json:"test,omitempty"`
-	Model          string            `json:"model,omitempty"`
-	Rows           int               `json:"rows,omitempty"`
-	NNZ            int               `json:"nonzeros,omitempty"`
-	Features       int               `json:"features,omitempty"`
-	LoadSeconds    float64           `json:"load_seconds"`
-	TrainSeconds   float64           `json:"train_seconds"`
-	Steps          int64             `json:"steps,omitempty"`
-	StepsPerSecond float64           `json:"steps_per_second,omitempty"`
-	Epochs         int               `json:"epochs,omitempty"`
-	Converged      bool              `json:"converged,omitempty"`
-	Mistakes       int               `json:"mistakes,omitempty"`
-	Support        int               `json:"support_rows,omitempty"`
-	Hyperplanes    int               `json:"hyperplanes,omitempty"`
-	TestSeconds    float64           `json:"test_seconds,omitempty"`
-	TestError      *float64          `json:"test_error,omitempty"`
-	ValidError     *float64          `json:"validation_error,omitempty"` // with --holdout or --valid: the model's error on the validation rows
-	K              int               `json:"k"`
-	Lambda         float64           `json:"lambda,omitempty"`
-	Entropy        float64           `json:"entropy,omitempty"`
-	Seed           uint64            `json:"seed"`
-	Polytopes      []polytopeMetrics `json:"polytopes,omitempty"`
-	KSelection     []kChoiceMetrics  `json:"k_selection,omitempty"`
-	Input          *inputMetrics     `json:"input,omitempty"`
-}
-
-type kChoiceMetrics struct {
-	K            int     `json:"k"`
-	AccuracyMean float64 `json:"cv_accuracy_mean"`
-}
-
-type polytopeMetrics struct {
-	Task        string  `json:"task"`
-	Steps       int64   `json:"steps"`
-	Entropy     float64 `json:"assignment_entropy"`
-	FaceCounts  []int64 `json:"face_assignment_counts"`
-	ActiveFaces int     `json:"active_faces"`
-	// With --holdout or --valid: the validation error of the weights kept,
-	// the step of this run it was measured after, and whether
-	// --early-stop ended training early.
-	ValidError *float64 `json:"validation_error,omitempty"`
-	ValidStep  int64    `json:"validation_step,omitempty"`
-	Stopped    bool     `json:"early_stopped,omitempty"`
-}
-
 const trainUsage = "cpm train -t TRAIN [-c TEST] -o MODEL [--learner NAME] [-k K] [-i T] [-C C | --lambda L] [--entropy H] [--double-sided | --ovo] [flags]"
 
-func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+// trainOptions is the command line of cpm train: the flags as parsed,
+// then (validate) the learner and input they ask for.
+type trainOptions struct {
+	train, test, modelOut, modelIn, scoresOut string
+	cache                                     string // --cache as given
+	jsonOut, cpuProfile, metricsLog           string
+	quiet, stream                             bool
+	buffer, readers, selectFolds              int
+	progressEvery                             int64
+	inner                                     labelFlag
+	args                                      []string // the arguments, for the resume hint
+
+	learnerFlags *learnerFlags
+	ckpt         *checkpointFlags
+	valid        *validFlags
+	lim          *inputLimits
+	mem          *memoryLimit
+
+	// Set by validate.
+	spec      learner.Spec
+	ks        []int  // -k: one K, or the list to choose from
+	seed      uint64 // --seed
+	describe  string // the learner, for log lines
+	cachePath string // the cache file (--cache auto resolved), or ""
+	classes   [2]float32
+}
+
+// parseTrain parses the command line of cpm train and checks the flags
+// that every mode (training, or testing a model with -m) shares.
+func parseTrain(args []string, stderr io.Writer) (*trainOptions, error) {
 	fs := newFlags("train", stderr, trainUsage)
-	var (
-		lf          = addLearnerFlags(fs)
-		inner       labelFlag
-		trainPath   = fs.String("t", "", "training data: a `file` (LIBSVM plain/zstd/gzip/bzip2, Arrow IPC, Parquet, or a cache; - for stdin LIBSVM), or with --stream a shard directory or glob")
-		testPath    = fs.String("c", "", "test data `file`: after training, score it and report the error")
-		modelOut    = fs.String("o", "", "write the model to `file` (atomically)")
-		modelIn     = fs.String("m", "", "without -t: load this model `file` and score -c TEST with it (as the authors' tool)")
-		scoresOut   = fs.String("s", "", "with -c: write one line per test row to `file` (score and face; the label for multiclass models)")
-		quiet       = fs.Bool("q", false, "quiet: no progress lines")
-		stream      = fs.Bool("stream", false, "cpm: do not load the data into memory: repeated passes through a bounded shuffle buffer")
-		buffer      = fs.Int("buffer", 1<<15, "with --stream: shuffle buffer size in `rows` (memory: about 2x the rows' nonzeros x 8 bytes)")
-		cacheFile   = fs.String("cache", "", "binary row cache `file` (*.cpmcache), or auto for TRAIN.cpmcache: written by the first read of TRAIN, read instead of TRAIN while it matches TRAIN's size, mtime and first 64 KiB")
-		readers     = fs.Int("readers", 2, "with --stream and a shard set: parallel shard `readers`")
-		jsonOut     = fs.String("json", "", "write metrics as JSON to `file`")
-		cpuProfile  = fs.String("cpuprofile", "", "write a CPU profile of training to `file` (go tool pprof)")
-		selectFolds = fs.Int("select-folds", 5, "with a list of K (-k 2,3,4): folds of the stratified cross-validation that chooses K")
-	)
-	fs.Var(&inner, "inner_label", "with --stream: the other label (default -1)")
-	ckf := addCheckpointFlags(fs)
-	metricsLogPath := fs.String("metrics-log", "", "write a training curve to `file` (JSON Lines, one object per progress report of each cpm polytope, or per pass or iteration of the other learners; cpm plot curve draws it)")
-	progressEvery := fs.Int64("progress-every", 0, "cpm: SGD `steps` between progress lines and --metrics-log records (default 1048576)")
-	vf := addValidFlags(fs)
-	lim := addLimitFlags(fs)
-	defer lim.annotate(&err)
-	mem := addMemoryFlag(fs)
-	defer mem.annotate(&err)
+	o := &trainOptions{args: args, learnerFlags: addLearnerFlags(fs)}
+	fs.StringVar(&o.train, "t", "", "training data: a `file` (LIBSVM plain/zstd/gzip/bzip2, Arrow IPC, Parquet, or a cache; - for stdin LIBSVM), or with --stream a shard directory or glob")
+	fs.StringVar(&o.test, "c", "", "test data `file`: after training, score it and report the error")
+	fs.StringVar(&o.modelOut, "o", "", "write the model to `file` (atomically)")
+	fs.StringVar(&o.modelIn, "m", "", "without -t: load this model `file` and score -c TEST with it (as the authors' tool)")
+	fs.StringVar(&o.scoresOut, "s", "", "with -c: write one line per test row to `file` (score and face; the label for multiclass models)")
+	fs.BoolVar(&o.quiet, "q", false, "quiet: no progress lines")
+	fs.BoolVar(&o.stream, "stream", false, "cpm: do not load the data into memory: repeated passes through a bounded shuffle buffer")
+	fs.IntVar(&o.buffer, "buffer", 1<<15, "with --stream: shuffle buffer size in `rows` (memory: about 2x the rows' nonzeros x 8 bytes)")
+	fs.StringVar(&o.cache, "cache", "", "binary row cache `file` (*.cpmcache), or auto for TRAIN.cpmcache: written by the first read of TRAIN, read instead of TRAIN while it matches TRAIN's size, mtime and first 64 KiB")
+	fs.IntVar(&o.readers, "readers", 2, "with --stream and a shard set: parallel shard `readers`")
+	fs.StringVar(&o.jsonOut, "json", "", "write metrics as JSON to `file`")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of training to `file` (go tool pprof)")
+	fs.IntVar(&o.selectFolds, "select-folds", 5, "with a list of K (-k 2,3,4): folds of the stratified cross-validation that chooses K")
+	fs.Var(&o.inner, "inner_label", "with --stream: the other label (default -1)")
+	o.ckpt = addCheckpointFlags(fs)
+	fs.StringVar(&o.metricsLog, "metrics-log", "", "write a training curve to `file` (JSON Lines, one object per progress report of each cpm polytope, or per pass or iteration of the other learners; cpm plot curve draws it)")
+	fs.Int64Var(&o.progressEvery, "progress-every", 0, "cpm: SGD `steps` between progress lines and --metrics-log records (default 1048576)")
+	o.valid = addValidFlags(fs)
+	o.lim = addLimitFlags(fs)
+	o.mem = addMemoryFlag(fs)
 	if err := parse(fs, args); err != nil {
-		return err
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q (the training file goes after -t)", fs.Arg(0))
+		return nil, usagef("unexpected argument %q (the training file goes after -t)", fs.Arg(0))
 	}
-	if err := checkCacheName(*cacheFile); err != nil {
-		return err
+	if err := checkCacheName(o.cache); err != nil {
+		return nil, err
 	}
-	if *buffer < 1 {
-		return usagef("--buffer %d: want at least 1 row", *buffer)
+	switch {
+	case o.buffer < 1:
+		return nil, usagef("--buffer %d: want at least 1 row", o.buffer)
+	case o.readers < 1:
+		return nil, usagef("--readers %d: want at least 1", o.readers)
 	}
-	if *readers < 1 {
-		return usagef("--readers %d: want at least 1", *readers)
-	}
-	ckf.maxMemory = mem.v()
-	if *trainPath == "" && *modelIn != "" {
-		if *testPath == "" {
-			return usagef("-m MODEL needs -c TEST")
-		}
-		if err := checkInputs([2]string{"-m", *modelIn}, [2]string{"-c", *testPath}); err != nil {
-			return err
-		}
-		if err := checkOutputs(outputPath{flag: "-s", path: *scoresOut, stdout: true, inputs: []string{*modelIn, *testPath}}); err != nil {
-			return err
-		}
-		return scoreWithModel(ctx, stdout, *modelIn, *testPath, *scoresOut, false, mem.v(), lim.opts(ctx)...)
-	}
-	if *trainPath == "" {
-		return usagef("no training data: give -t FILE")
-	}
-	if *modelIn != "" {
-		return usagef("-m MODEL with -t: -m only tests a model; to continue training it (warm start) use --init MODEL")
-	}
-	if *modelOut == "" && *testPath == "" {
-		return usagef("nothing to do: give -o MODEL and/or -c TEST")
-	}
-	if *scoresOut != "" && *testPath == "" {
-		return usagef("-s needs -c TEST")
-	}
-	spec, err := lf.build()
+	o.ckpt.maxMemory = o.mem.v()
+	return o, nil
+}
+
+// runTrain implements "cpm train": it trains a model, writes it and
+// reports; or, with -m and no -t, scores test data with a model.
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	o, err := parseTrain(args, stderr)
 	if err != nil {
 		return err
 	}
-	spec.MaxMemory, spec.CPM.MaxMemory = mem.v(), mem.v()
-	if len(lf.k) > 1 && *stream {
-		return usagef("choosing K from a list needs the data in memory; drop --stream or give one K")
+	defer o.lim.annotate(&err)
+	defer o.mem.annotate(&err)
+	if o.train == "" && o.modelIn != "" {
+		return o.scoreModel(ctx, stdout)
 	}
-	if len(lf.k) > 1 && *selectFolds < 2 {
-		return usagef("--select-folds %d: want at least 2", *selectFolds)
-	}
-	if *stream && (spec.Name != learner.CPM || spec.OvO) {
-		return usagef("--stream is for binary cpm training; %s needs the data in memory", lf.describe())
-	}
-	if err := vf.check(spec, *stream); err != nil {
+	if err := o.validate(); err != nil {
 		return err
 	}
-	if err := checkTrainFiles(*trainPath, *testPath, vf.file, ckf, *cacheFile, []outputPath{
-		{flag: "-o", path: *modelOut},
-		{flag: "-s", path: *scoresOut, stdout: true},
-		{flag: "--json", path: *jsonOut, stdout: true},
-		{flag: "--metrics-log", path: *metricsLogPath},
-		{flag: "--cpuprofile", path: *cpuProfile},
-	}); err != nil {
+	if err := o.checkFiles(); err != nil {
 		return err
 	}
-	if err := ckf.apply(&spec, lf, *stream, stderr, *quiet); err != nil {
+	run, err := o.prepare(stderr)
+	if err != nil {
 		return err
 	}
-	if !*quiet {
-		spec.CPM.Progress = progressPrinter(stderr)
-	}
-	if *progressEvery < 0 {
-		return usagef("--progress-every %d: want >= 1 (or 0 for the default)", *progressEvery)
-	}
-	spec.CPM.ProgressEvery = *progressEvery
-	var mlog *metricsLog
-	if *metricsLogPath != "" {
-		if mlog, err = createMetricsLog(*metricsLogPath, spec.Name); err != nil {
-			return err
-		}
-		defer mlog.abort()
-		spec.CPM.Progress = mlog.hook(spec.CPM.Progress)
-	}
-
-	if *cpuProfile != "" {
-		stopProfile, perr := startCPUProfile(*cpuProfile)
-		if perr != nil {
-			return perr
-		}
-		defer func() {
-			if perr := stopProfile(); err == nil {
-				err = perr // err is runTrain's result
-			}
-		}()
-	}
-	met := trainMetrics{Command: "train", Learner: spec.Name, Train: *trainPath, Test: *testPath, Model: *modelOut, Seed: lf.seed}
+	defer run.close(&err)
+	met := trainMetrics{Command: "train", Learner: o.spec.Name, Train: o.train, Test: o.test, Model: o.modelOut, Seed: o.seed}
 	var (
 		m   *model.Model
 		rep *learner.Report
 	)
-	if *stream {
-		classes := [2]float32{1, -1}
-		if spec.Label != nil {
-			classes[0] = *spec.Label
-		}
-		if inner.set {
-			classes[1] = inner.v
-		}
-		if classes[0] == classes[1] {
-			return usagef("outer and inner labels are both %v", classes[0])
-		}
-		in, err := newInput(*trainPath, *cacheFile, *readers, stderr, *quiet, lim.opts(ctx)...)
-		if err != nil {
-			return err
-		}
-		defer in.close()
-		if err := vf.load(&spec, nil, stderr, *quiet, lim.opts(ctx)...); err != nil {
-			return err
-		}
-		sides := 1
-		if spec.CPM.DoubleSided {
-			sides = 2
-		}
-		var r *sgd.Report
-		m, r, err = sgd.TrainStream(ctx, spec.CPM, in.sgdInput(ctx, sides), *buffer, classes)
-		if err != nil {
-			return err
-		}
-		rep = &learner.Report{Learner: learner.CPM, Seconds: r.Seconds, CPM: r, Hyperplanes: len(m.Weights) * m.K}
-		met.Input = in.metrics(r.Seconds)
-		if !*quiet {
-			in.printSplit(stderr, r.Seconds)
-		}
+	if o.stream {
+		m, rep, err = o.trainStream(ctx, stderr, &met)
 	} else {
-		if isShardInput(*trainPath) {
-			return usagef("%s is a shard set (a directory or glob): train from it with --stream", *trainPath)
-		}
-		start := time.Now()
-		data, err := loadTraining(*trainPath, *cacheFile, stderr, *quiet, lim.opts(ctx)...)
-		if err != nil {
-			return err
-		}
-		if data.Rows() == 0 {
-			return fmt.Errorf("%s: %w to train on", *trainPath, sgd.ErrNoRows)
-		}
-		met.LoadSeconds = time.Since(start).Seconds()
-		met.Rows, met.NNZ, met.Features = data.Rows(), data.NNZ(), max(data.Dim-1, 0)
-		if !*quiet {
-			fmt.Fprintf(stderr, "loaded %s: %d rows, %d nonzeros, %d features in %.2fs\n",
-				*trainPath, data.Rows(), data.NNZ(), met.Features, met.LoadSeconds)
-		}
-		if len(lf.k) > 1 {
-			mlog.pause() // keep only the final training's records
-			k, choices, err := learner.SelectK(ctx, spec, data, lf.k, cv.Config{Reps: 1, Folds: *selectFolds, Seed: lf.seed})
-			if err != nil {
-				return err
-			}
-			for _, c := range choices {
-				met.KSelection = append(met.KSelection, kChoiceMetrics{K: c.K, AccuracyMean: c.Result.AccuracyMean})
-				if !*quiet {
-					fmt.Fprintf(stderr, "K=%d: %d-fold CV accuracy %.2f%%\n", c.K, *selectFolds, c.Result.AccuracyMean)
-				}
-			}
-			if !*quiet {
-				fmt.Fprintf(stderr, "chose K=%d\n", k)
-			}
-			spec = spec.WithK(k)
-			mlog.restart()
-		}
-		if err := vf.load(&spec, &data, stderr, *quiet, lim.opts(ctx)...); err != nil {
-			return err
-		}
-		m, rep, err = learner.Train(ctx, spec, data)
-		if err != nil {
-			return ckf.interrupted(err, args, stderr)
-		}
+		m, rep, err = o.trainInMemory(ctx, stderr, &met, run.mlog)
 	}
-	if mlog != nil {
-		if rep.CPM == nil {
-			mlog.history(rep, met.Rows)
-		}
-		if err := mlog.commit(); err != nil {
-			return err
-		}
+	if err != nil {
+		return err
 	}
-	met.TrainSeconds, met.Epochs, met.Converged, met.Mistakes = rep.Seconds, rep.Epochs, rep.Converged, rep.Mistakes
-	met.Support, met.Hyperplanes = rep.Support, rep.Hyperplanes
-	met.K, met.Lambda, met.Entropy = m.K, m.Lambda, m.Entropy
-	if r := rep.CPM; r != nil {
-		met.TrainSeconds, met.Steps, met.StepsPerSecond = r.Seconds, r.Steps, r.StepsPerSecond
-		for _, p := range r.Polytopes {
-			pm := polytopeMetrics{Task: p.Task, Steps: p.Steps, Entropy: p.Entropy, FaceCounts: p.Counts, ActiveFaces: active(p.Counts)}
-			if vf.active() && !math.IsNaN(p.ValidError) {
-				pm.ValidError, pm.ValidStep, pm.Stopped = &p.ValidError, p.ValidStep, p.Stopped
-			}
-			met.Polytopes = append(met.Polytopes, pm)
-			if vf.active() && !*quiet {
-				vf.printKept(stderr, p)
-			}
-		}
-		if !*quiet {
-			fmt.Fprintf(stderr, "trained %d polytope(s), %d steps in %.2fs (%.2fM steps/s)\n",
-				len(r.Polytopes), r.Steps, r.Seconds, r.StepsPerSecond/1e6)
-		}
-		if vf.active() {
-			e, err := modelError(m, spec.CPM.Valid.Data)
-			if err != nil {
-				return err
-			}
-			met.ValidError = &e
-			if !*quiet {
-				fmt.Fprintf(stderr, "validation error of the model %.3f%% on %d rows\n", 100*e, spec.CPM.Valid.Data.Rows())
-			}
-		}
-	} else if !*quiet && len(rep.LogLik) > 0 {
-		fmt.Fprintf(stderr, "trained %s: %d EM iterations, log-likelihood %.4f, converged %v in %.3fs\n",
-			lf.describe(), rep.Epochs, rep.LogLik[len(rep.LogLik)-1], rep.Converged, rep.Seconds)
-	} else if !*quiet {
-		fmt.Fprintf(stderr, "trained %s: %d passes/iterations, %d updates, converged %v", lf.describe(), rep.Epochs, rep.Mistakes, rep.Converged)
-		if spec.Name == learner.KernelPerceptron {
-			fmt.Fprintf(stderr, ", %d support rows", rep.Support)
-		}
-		fmt.Fprintf(stderr, " in %.3fs\n", rep.Seconds)
+	if err := run.commitLog(rep, met.Rows); err != nil {
+		return err
 	}
-	if *modelOut != "" {
-		if err := model.Save(*modelOut, m); err != nil {
-			return err
-		}
+	if err := o.report(stderr, m, rep, &met); err != nil {
+		return err
 	}
-	if *testPath != "" {
-		start := time.Now()
-		res, err := evaluate(ctx, m, *testPath, *scoresOut, false, lim.opts(ctx)...)
-		if err != nil {
-			return err
-		}
-		met.TestSeconds = time.Since(start).Seconds()
-		e := res.errorRate()
-		met.TestError = &e
-		fmt.Fprintf(stdout, "test error %.4f%% (%d/%d) on %s\n", 100*e, res.wrong, res.rows, *testPath)
+	return o.writeOutputs(ctx, stdout, m, &met)
+}
+
+// scoreModel is train with -m MODEL -c TEST and no -t: it scores the test
+// data with the model, as the authors' tool does.
+func (o *trainOptions) scoreModel(ctx context.Context, stdout io.Writer) error {
+	if o.test == "" {
+		return usagef("-m MODEL needs -c TEST")
 	}
-	if *jsonOut != "" {
-		return writeJSON(*jsonOut, met)
+	if err := checkInputs([2]string{"-m", o.modelIn}, [2]string{"-c", o.test}); err != nil {
+		return err
 	}
+	if err := checkOutputs(outputPath{flag: "-s", path: o.scoresOut, stdout: true, inputs: []string{o.modelIn, o.test}}); err != nil {
+		return err
+	}
+	return scoreWithModel(ctx, stdout, o.modelIn, o.test, o.scoresOut, false, o.mem.v(), o.lim.opts(ctx)...)
+}
+
+// validate checks the training command line, before any file is read, and
+// sets the learner, the cache file and the classes of a streamed run.
+func (o *trainOptions) validate() error {
+	switch {
+	case o.train == "":
+		return usagef("no training data: give -t FILE")
+	case o.modelIn != "":
+		return usagef("-m MODEL with -t: -m only tests a model; to continue training it (warm start) use --init MODEL")
+	case o.modelOut == "" && o.test == "":
+		return usagef("nothing to do: give -o MODEL and/or -c TEST")
+	case o.scoresOut != "" && o.test == "":
+		return usagef("-s needs -c TEST")
+	}
+	if err := o.setLearner(); err != nil {
+		return err
+	}
+	switch {
+	case len(o.ks) > 1 && o.stream:
+		return usagef("choosing K from a list needs the data in memory; drop --stream or give one K")
+	case len(o.ks) > 1 && o.selectFolds < 2:
+		return usagef("--select-folds %d: want at least 2", o.selectFolds)
+	case o.stream && (o.spec.Name != learner.CPM || o.spec.OvO):
+		return usagef("--stream is for binary cpm training; %s needs the data in memory", o.describe)
+	case o.progressEvery < 0:
+		return usagef("--progress-every %d: want >= 1 (or 0 for the default)", o.progressEvery)
+	}
+	if err := o.valid.check(o.spec, o.stream); err != nil {
+		return err
+	}
+	return o.validateInput()
+}
+
+// setLearner sets the learner of the run from the learner flags; it is
+// the one place train reads them after parsing.
+func (o *trainOptions) setLearner() error {
+	lf := o.learnerFlags
+	spec, err := lf.build()
+	if err != nil {
+		return err
+	}
+	spec.MaxMemory, spec.CPM.MaxMemory = o.mem.v(), o.mem.v()
+	o.spec, o.ks, o.seed, o.describe = spec, lf.k, lf.seed, lf.describe()
 	return nil
 }
 
-func active(counts []int64) int {
-	n := 0
-	for _, c := range counts {
-		if c > 0 {
-			n++
-		}
+// validateInput checks -t against --stream and --cache and sets the cache
+// file and, for a streamed run, the two classes [outer, inner].
+func (o *trainOptions) validateInput() error {
+	if !o.stream && input.IsShardSet(o.train) {
+		return usagef("%s is a shard set (a directory or glob): train from it with --stream", o.train)
 	}
-	return n
-}
-
-// progressPrinter returns a sgd.Config.Progress callback printing one line
-// per report, safe to call from several training goroutines.
-func progressPrinter(w io.Writer) func(sgd.Progress) {
-	type mark struct {
-		step int64
-		at   time.Time
-	}
-	var mu sync.Mutex
-	start := time.Now()
-	last := map[string]mark{}
-	return func(p sgd.Progress) {
-		mu.Lock()
-		defer mu.Unlock()
-		now := time.Now()
-		prev, ok := last[p.Task]
-		if !ok {
-			prev = mark{0, start}
-		}
-		last[p.Task] = mark{p.Step, now}
-		rate := float64(p.Step-prev.step) / now.Sub(prev.at).Seconds()
-		fmt.Fprintf(w, "%-14s step %6.2fM/%.2fM  %5.2fM rows/s  epoch %7.2f  neg-loss %.4f  pos-loss %.4f  updates %5.2f%%  H %.3f  %.1fs",
-			p.Task, float64(p.Step)/1e6, float64(p.Of)/1e6, rate/1e6, p.Epoch, p.NegLoss, p.PosLoss, 100*p.Violation, p.Entropy, now.Sub(start).Seconds())
-		if !math.IsNaN(p.ValidError) {
-			fmt.Fprintf(w, "  val-err %.3f%%", 100*p.ValidError)
-			if !math.IsNaN(p.BestValidError) {
-				fmt.Fprintf(w, " (best %.3f%% at %.2fM)", 100*p.BestValidError, float64(p.BestStep)/1e6)
-			}
-			if p.Stopped {
-				fmt.Fprint(w, "  early stop")
-			}
-		}
-		fmt.Fprintln(w)
-	}
-}
-
-// startCPUProfile starts writing a CPU profile to path (by the rules of
-// package internal/atomicfile) and returns the function that stops it and
-// puts the file in place.
-func startCPUProfile(path string) (stop func() error, err error) {
-	f, err := atomicfile.Create(path)
+	cache, err := input.CachePath(o.train, o.cache)
 	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
+		return usagef("--cache %s: %w", o.cache, err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Abort()
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	return func() error {
-		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("cpu profile: %w", err)
-		}
+	o.cachePath = cache
+	if !o.stream {
 		return nil
-	}, nil
-}
-
-// writeJSON writes v as indented JSON to path by the rules of package
-// internal/atomicfile ("-" is standard output).
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
 	}
-	b = append(b, '\n')
-	err = atomicfile.WriteFile(path, func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	}, atomicfile.Stdout(os.Stdout))
-	if err != nil {
-		return fmt.Errorf("writing metrics: %w", err)
+	o.classes = [2]float32{1, -1}
+	if o.spec.Label != nil {
+		o.classes[0] = *o.spec.Label
+	}
+	if o.inner.set {
+		o.classes[1] = o.inner.v
+	}
+	if o.classes[0] == o.classes[1] {
+		return usagef("outer and inner labels are both %v", o.classes[0])
 	}
 	return nil
+}
+
+// checkFiles checks, before train reads or trains anything, that its
+// input files exist and that its outputs may be written (checkTrainFiles).
+func (o *trainOptions) checkFiles() error {
+	return checkTrainFiles(o.train, o.test, o.valid.file, o.ckpt, o.cachePath, []outputPath{
+		{flag: "-o", path: o.modelOut},
+		{flag: "-s", path: o.scoresOut, stdout: true},
+		{flag: "--json", path: o.jsonOut, stdout: true},
+		{flag: "--metrics-log", path: o.metricsLog},
+		{flag: "--cpuprofile", path: o.cpuProfile},
+	})
 }
 
 // checkTrainFiles checks, before train reads or trains anything, that its
 // input files exist (-c TEST, --valid, --init, --resume, and -t when it is
 // a file) and that its outputs may be written (checkOutputs): outs, plus
-// --checkpoint and --cache (cache "auto" is TRAIN.cpmcache). No output may
+// --checkpoint and the cache file (input.CachePath). No output may
 // be a data input; -o may be the --init model and --checkpoint the
 // --resume file, which they continue.
 func checkTrainFiles(train, test, valid string, ckf *checkpointFlags, cache string, outs []outputPath) error {
 	ins := [][2]string{{"-c", test}, {"--valid", valid}, {"--init", ckf.init}, {"--resume", ckf.resume}}
-	if !isShardInput(train) {
+	if !input.IsShardSet(train) {
 		ins = append(ins, [2]string{"-t", train})
 	}
 	if err := checkInputs(ins...); err != nil {
@@ -473,11 +273,6 @@ func checkTrainFiles(train, test, valid string, ckf *checkpointFlags, cache stri
 		if outs[i].flag == "-o" {
 			outs[i].inputs = append([]string{ckf.resume}, data...)
 		}
-	}
-	if cache == "auto" && !isShardInput(train) {
-		cache = train + ".cpmcache"
-	} else if cache == "auto" {
-		cache = ""
 	}
 	outs = append(outs,
 		outputPath{flag: "--checkpoint", path: ckf.checkpoint, inputs: append([]string{ckf.init}, data...)},

@@ -1,19 +1,31 @@
-package reader
+// Package shared shares each pass over one block input among several
+// consumers that read it at about the same pace, such as the two polytopes
+// of a double-sided CPM: the input is read, decompressed and parsed once
+// per pass instead of once per consumer, and memory stays bounded by a
+// window of blocks.
+package shared
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
+	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
 // sharedWindow is the most blocks a shared pass holds for its slowest
-// consumer. It stays below StreamBlocks so that the source (a Stream or a
-// CacheReader, which own StreamBlocks blocks) always has one to fill.
-const sharedWindow = StreamBlocks - 1
+// consumer. It stays below reader.StreamBlocks so that the source (a
+// reader.Stream or a cache reader, which own reader.StreamBlocks blocks)
+// always has one to fill.
+const sharedWindow = reader.StreamBlocks - 1
+
+// notHeld is the panic of a view's Release given a block the consumer
+// does not hold: releasing a block twice would hand it out twice.
+const notHeld = "shared: Release of a block that Next did not hand out or that was released already"
 
 // Passes shares passes over one input among n consumers that read it at
 // about the same pace, such as the two polytopes of a double-sided CPM:
@@ -22,8 +34,8 @@ const sharedWindow = StreamBlocks - 1
 // The input is read (parsed, decompressed) once per pass instead of n
 // times.
 //
-// A consumer that runs ahead waits when it is sharedWindow blocks ahead of
-// the slowest one, so memory stays bounded. A consumer that will open no
+// A consumer that runs ahead waits when it is reader.StreamBlocks-1 blocks
+// ahead of the slowest one, so memory stays bounded. A consumer that will open no
 // more passes must say so with Leave; otherwise the others would wait for
 // it forever.
 //
@@ -32,7 +44,7 @@ const sharedWindow = StreamBlocks - 1
 // context's error.
 type Passes struct {
 	ctx   context.Context
-	open  func(pass int) (BlockReader, error)
+	open  func(pass int) (reader.BlockReader, error)
 	n     int
 	mu    sync.Mutex
 	next  []int // per consumer: the pass its next Open joins
@@ -44,7 +56,7 @@ type Passes struct {
 // NewPasses returns passes over an input shared by n consumers; open(k)
 // opens pass k (1-based) and is called once per pass. Cancelling ctx ends
 // every wait of the consumers; open should stop on it too.
-func NewPasses(ctx context.Context, n int, open func(pass int) (BlockReader, error)) *Passes {
+func NewPasses(ctx context.Context, n int, open func(pass int) (reader.BlockReader, error)) *Passes {
 	return &Passes{ctx: ctx, open: open, n: n, next: make([]int, n), left: make([]bool, n), gens: map[int]*pass{}}
 }
 
@@ -56,13 +68,13 @@ type pass struct {
 }
 
 // Open returns consumer i's view of its next pass. The view is a
-// BlockReader; closing it ends the consumer's part in that pass. The first
+// reader.BlockReader; closing it ends the consumer's part in that pass. The first
 // consumer to reach a pass opens it; the others wait for that and join.
-func (p *Passes) Open(i int) (BlockReader, error) {
+func (p *Passes) Open(i int) (reader.BlockReader, error) {
 	p.mu.Lock()
 	if i < 0 || i >= p.n || p.left[i] {
 		p.mu.Unlock()
-		return nil, fmt.Errorf("reader: Passes.Open(%d) by a consumer that is not taking part", i)
+		return nil, fmt.Errorf("shared: Passes.Open(%d) by a consumer that is not taking part", i)
 	}
 	p.next[i]++
 	k := p.next[i]
@@ -136,7 +148,7 @@ type broadcast struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
 	srcMu    sync.Mutex // serialises src.Next and src.Release
-	src      BlockReader
+	src      reader.BlockReader
 	members  int // consumers still reading (joined or yet to join)
 	blocks   []bcBlock
 	base     int // sequence number of blocks[0]
@@ -151,7 +163,7 @@ type bcBlock struct {
 	refs int            // members that have not released it
 }
 
-func newBroadcast(ctx context.Context, src BlockReader, members int) *broadcast {
+func newBroadcast(ctx context.Context, src reader.BlockReader, members int) *broadcast {
 	g := &broadcast{ctx: ctx, src: src, members: members}
 	g.cond = sync.NewCond(&g.mu)
 	g.stopWake = context.AfterFunc(ctx, func() {
@@ -206,7 +218,7 @@ func (g *broadcast) next(seq int) (*sparsevec.CSR, error) {
 			return nil, err
 		}
 		if seq < g.base {
-			return nil, errors.New("reader: shared pass lost a block (consumer fell behind its own releases)")
+			return nil, errors.New("shared: pass lost a block (consumer fell behind its own releases)")
 		}
 		if j := seq - g.base; j < len(g.blocks) {
 			return g.blocks[j].b, nil
@@ -289,7 +301,7 @@ func (g *broadcast) leave(seq int, held []*sparsevec.CSR) error {
 // drop removes a member that never joined.
 func (g *broadcast) drop() { _ = g.leave(0, nil) }
 
-// view is one consumer's BlockReader over a broadcast.
+// view is one consumer's reader.BlockReader over a broadcast.
 type view struct {
 	bc     *broadcast
 	seq    int
@@ -300,13 +312,13 @@ type view struct {
 
 func (v *view) Next() (*sparsevec.CSR, error) {
 	if v.closed {
-		return nil, ErrClosed
+		return nil, reader.ErrClosed
 	}
 	if v.err != nil {
 		return nil, v.err
 	}
 	if len(v.held) >= sharedWindow {
-		return nil, ErrBlocksHeld
+		return nil, reader.ErrBlocksHeld
 	}
 	b, err := v.bc.next(v.seq)
 	if err != nil {
@@ -320,8 +332,13 @@ func (v *view) Next() (*sparsevec.CSR, error) {
 	return b, nil
 }
 
+// Release gives b back; it panics if the consumer does not hold b.
 func (v *view) Release(b *sparsevec.CSR) {
-	v.held = unhold(v.held, b)
+	i := slices.Index(v.held, b)
+	if i < 0 {
+		panic(notHeld)
+	}
+	v.held = slices.Delete(v.held, i, i+1)
 	v.bc.release(b)
 }
 

@@ -1,4 +1,4 @@
-package main
+package input
 
 import (
 	"errors"
@@ -11,18 +11,18 @@ import (
 	"time"
 )
 
-// errInputChanged says that an input file of a streamed run is no longer
-// what the run started with: rewritten in place, grown or truncated (or,
-// where the kept file cannot be reopened, replaced under its name). Every
-// pass would otherwise train on other data.
-var errInputChanged = errors.New("input file changed during training")
+// ErrInputChanged says that an input file of a run is no longer what Open
+// kept: rewritten in place, grown or truncated (or, where the kept file
+// cannot be reopened, replaced under its name). Every pass would otherwise
+// train on other data.
+var ErrInputChanged = errors.New("input file changed during training")
 
 // pinEdge is how much of each end of a file a pin checksums.
 const pinEdge = 64 << 10
 
 var pinTable = crc64.MakeTable(crc64.ECMA)
 
-// pin keeps one input file of a streamed run open for the whole run, so
+// pin keeps one input file open for the whole run, so
 // that every pass reads that file whatever happens to its name (a rename
 // over it, a cache rebuilt by another run), and records its size,
 // modification time and a CRC-64 of its first and last 64 KiB, so that a
@@ -104,11 +104,11 @@ func (p *pin) open() (*os.File, error) {
 
 // check returns nil if the kept file is as pinFile recorded it (and,
 // with byName, the path still names it), or an error wrapping
-// errInputChanged that names the file and says what differs.
+// ErrInputChanged that names the file and says what differs.
 func (p *pin) check() error {
 	fi, sum, err := p.state()
 	if err != nil {
-		return fmt.Errorf("%s: %w: %w", p.path, errInputChanged, err)
+		return fmt.Errorf("%s: %w: %w", p.path, ErrInputChanged, err)
 	}
 	stamp := func(t time.Time) string { return t.Format(time.RFC3339Nano) }
 	var what string
@@ -127,7 +127,7 @@ func (p *pin) check() error {
 	if what == "" {
 		return nil
 	}
-	return fmt.Errorf("%s: %w: %s; every pass must read the same data", p.path, errInputChanged, what)
+	return fmt.Errorf("%s: %w: %s; every pass must read the same data", p.path, ErrInputChanged, what)
 }
 
 // close closes the kept file.

@@ -1,4 +1,4 @@
-package reader
+package shared
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -32,16 +33,18 @@ func (c *countingBlocks) Next() (*sparsevec.CSR, error) {
 	defer c.mu.Unlock()
 	if c.closed {
 		c.t.Error("Next after Close")
-		return nil, ErrClosed
+		return nil, reader.ErrClosed
 	}
-	if len(c.held) >= StreamBlocks {
-		return nil, ErrBlocksHeld
+	if len(c.held) >= reader.StreamBlocks {
+		return nil, reader.ErrBlocksHeld
 	}
 	if c.pos >= c.m.Rows() {
 		return nil, io.EOF
 	}
 	b := &sparsevec.CSR{}
-	appendRows(b, c.m, c.pos, min(c.pos+c.n, c.m.Rows()))
+	for r := c.pos; r < min(c.pos+c.n, c.m.Rows()); r++ {
+		b.Append(c.m.Labels[r], c.m.Row(r))
+	}
 	c.pos += c.n
 	c.held[b] = true
 	c.peak = max(c.peak, len(c.held))
@@ -68,11 +71,11 @@ func (c *countingBlocks) Close() error {
 // pass in order, each pass is opened once, and the source never has more
 // than the window outstanding.
 func TestPassesShareEachPass(t *testing.T) {
-	data := cacheRows(5000, 9)
+	data := testRows(5000, 9)
 	var opens atomic.Int32
 	var srcs []*countingBlocks
 	var mu sync.Mutex
-	p := NewPasses(context.Background(), 2, func(pass int) (BlockReader, error) {
+	p := NewPasses(context.Background(), 2, func(pass int) (reader.BlockReader, error) {
 		opens.Add(1)
 		c := &countingBlocks{m: data, n: 97, held: map[*sparsevec.CSR]bool{}, t: t}
 		mu.Lock()
@@ -141,8 +144,8 @@ func TestPassesShareEachPass(t *testing.T) {
 // A consumer that stops early and leaves must not stall the other, and a
 // consumer that closes mid-pass releases what it held.
 func TestPassesLeave(t *testing.T) {
-	data := cacheRows(3000, 10)
-	p := NewPasses(context.Background(), 2, func(int) (BlockReader, error) {
+	data := testRows(3000, 10)
+	p := NewPasses(context.Background(), 2, func(int) (reader.BlockReader, error) {
 		return &countingBlocks{m: data, n: 50, held: map[*sparsevec.CSR]bool{}, t: t}, nil
 	})
 	// Consumer 0 reads three blocks of pass 1, keeps one, and leaves.
@@ -151,7 +154,7 @@ func TestPassesLeave(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if _, err := b0.Next(); err != nil && !errors.Is(err, ErrBlocksHeld) {
+		if _, err := b0.Next(); err != nil && !errors.Is(err, reader.ErrBlocksHeld) {
 			t.Fatal(err)
 		}
 	}
@@ -165,7 +168,7 @@ func TestPassesLeave(t *testing.T) {
 				done <- err
 				return
 			}
-			got, _, err := readAll(t, b)
+			got, err := readAll(t, b)
 			if err != nil {
 				done <- err
 				return
@@ -189,7 +192,7 @@ func TestPassesLeave(t *testing.T) {
 
 func TestPassesOpenError(t *testing.T) {
 	boom := errors.New("boom")
-	p := NewPasses(context.Background(), 2, func(int) (BlockReader, error) { return nil, boom })
+	p := NewPasses(context.Background(), 2, func(int) (reader.BlockReader, error) { return nil, boom })
 	for i := range 2 {
 		if _, err := p.Open(i); !errors.Is(err, boom) {
 			t.Errorf("consumer %d: %v, want the open error", i, err)
@@ -201,9 +204,9 @@ func TestPassesOpenError(t *testing.T) {
 // A consumer waiting for one that never reads returns the context's error
 // once the context is cancelled.
 func TestPassesCancelEndsWait(t *testing.T) {
-	data := cacheRows(5000, 9)
+	data := testRows(5000, 9)
 	ctx, cancel := context.WithCancel(context.Background())
-	p := NewPasses(ctx, 2, func(int) (BlockReader, error) {
+	p := NewPasses(ctx, 2, func(int) (reader.BlockReader, error) {
 		return &countingBlocks{m: data, n: 97, held: map[*sparsevec.CSR]bool{}, t: t}, nil
 	})
 	v, err := p.Open(0)
@@ -240,4 +243,33 @@ func TestPassesCancelEndsWait(t *testing.T) {
 	}
 	p.Leave(0)
 	p.Leave(1)
+}
+
+// A view's Release of a block released twice, or never handed out,
+// panics with notHeld: a second Release would hand the block out twice.
+func TestReleaseNotHeldPanics(t *testing.T) {
+	data := testRows(20, 3)
+	p := NewPasses(context.Background(), 1, func(int) (reader.BlockReader, error) {
+		return &countingBlocks{m: data, n: 5, held: map[*sparsevec.CSR]bool{}, t: t}, nil
+	})
+	v, err := p.Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	b, err := v.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Release(b)
+	for what, blk := range map[string]*sparsevec.CSR{"released twice": b, "never handed out": new(sparsevec.CSR)} {
+		func() {
+			defer func() {
+				if r := recover(); r != notHeld {
+					t.Errorf("Release of a block %s: panic %v, want %q", what, r, notHeld)
+				}
+			}()
+			v.Release(blk)
+		}()
+	}
 }

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/polyhedral/cpm/cv"
+	"github.com/polyhedral/cpm/input"
+	"github.com/polyhedral/cpm/learner"
+	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/sgd"
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// trainRun holds what a training run sets up before it trains (prepare)
+// and tears down when it ends (close).
+type trainRun struct {
+	mlog        *metricsLog  // --metrics-log, or nil
+	stopProfile func() error // stops --cpuprofile, or nil
+}
+
+// prepare loads the --init model and the --resume checkpoint into the
+// learner, hooks up the progress lines and --metrics-log, and starts
+// --cpuprofile.
+func (o *trainOptions) prepare(stderr io.Writer) (*trainRun, error) {
+	if err := o.ckpt.apply(o, stderr); err != nil {
+		return nil, err
+	}
+	if !o.quiet {
+		o.spec.CPM.Progress = progressPrinter(stderr)
+	}
+	o.spec.CPM.ProgressEvery = o.progressEvery
+	run := &trainRun{}
+	if o.metricsLog != "" {
+		mlog, err := createMetricsLog(o.metricsLog, o.spec.Name)
+		if err != nil {
+			return nil, err
+		}
+		run.mlog = mlog
+		o.spec.CPM.Progress = mlog.hook(o.spec.CPM.Progress)
+	}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			if run.mlog != nil {
+				run.mlog.abort()
+			}
+			return nil, err
+		}
+		run.stopProfile = stop
+	}
+	return run, nil
+}
+
+// commitLog writes the other learners' history to --metrics-log and puts
+// the log in place.
+func (run *trainRun) commitLog(rep *learner.Report, rows int) error {
+	if run.mlog == nil {
+		return nil
+	}
+	if rep.CPM == nil {
+		run.mlog.history(rep, rows)
+	}
+	return run.mlog.commit()
+}
+
+// close stops the CPU profile, setting *err to its error if *err is nil,
+// and discards a metrics log that was not committed.
+func (run *trainRun) close(err *error) {
+	if run.stopProfile != nil {
+		if perr := run.stopProfile(); *err == nil {
+			*err = perr
+		}
+	}
+	if run.mlog != nil {
+		run.mlog.abort()
+	}
+}
+
+// trainStream trains a binary CPM by passes over -t (a file or a shard
+// set, through the cache), shared by the polytopes of a double-sided CPM.
+func (o *trainOptions) trainStream(ctx context.Context, stderr io.Writer, met *trainMetrics) (*model.Model, *learner.Report, error) {
+	in, err := input.Open(o.train, input.Config{Cache: o.cachePath, Readers: o.readers}, o.lim.opts(ctx)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer in.Close()
+	o.noteCache(stderr, in.Cache())
+	if err := o.valid.load(&o.spec, nil, stderr, o.quiet, o.lim.opts(ctx)...); err != nil {
+		return nil, nil, err
+	}
+	sides := 1
+	if o.spec.CPM.DoubleSided {
+		sides = 2
+	}
+	m, r, err := sgd.TrainStream(ctx, o.spec.CPM, in.Passes(ctx, sides), o.buffer, o.classes)
+	if err != nil {
+		return nil, nil, err
+	}
+	met.Input = newInputMetrics(in, r.Seconds)
+	if !o.quiet {
+		met.Input.print(stderr)
+	}
+	return m, &learner.Report{Learner: learner.CPM, Seconds: r.Seconds, CPM: r, Hyperplanes: len(m.Weights) * m.K}, nil
+}
+
+// trainInMemory loads -t (through the cache) and trains the learner on
+// it, choosing K first when -k lists several.
+func (o *trainOptions) trainInMemory(ctx context.Context, stderr io.Writer, met *trainMetrics, mlog *metricsLog) (*model.Model, *learner.Report, error) {
+	start := time.Now()
+	data, err := o.load(ctx, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if data.Rows() == 0 {
+		return nil, nil, fmt.Errorf("%s: %w to train on", o.train, sgd.ErrNoRows)
+	}
+	met.LoadSeconds = time.Since(start).Seconds()
+	met.Rows, met.NNZ, met.Features = data.Rows(), data.NNZ(), max(data.Dim-1, 0)
+	if !o.quiet {
+		fmt.Fprintf(stderr, "loaded %s: %d rows, %d nonzeros, %d features in %.2fs\n",
+			o.train, data.Rows(), data.NNZ(), met.Features, met.LoadSeconds)
+	}
+	if len(o.ks) > 1 {
+		mlog.pause() // keep only the final training's records
+		if err := o.selectK(ctx, stderr, data, met); err != nil {
+			return nil, nil, err
+		}
+		mlog.restart()
+	}
+	if err := o.valid.load(&o.spec, &data, stderr, o.quiet, o.lim.opts(ctx)...); err != nil {
+		return nil, nil, err
+	}
+	m, rep, err := learner.Train(ctx, o.spec, data)
+	if err != nil {
+		return nil, nil, o.ckpt.interrupted(err, o.args, stderr)
+	}
+	return m, rep, nil
+}
+
+// load reads -t into memory: with a cache, through it (a cache that
+// matches the source is read instead of it; otherwise the source is read
+// and the cache written on the way).
+func (o *trainOptions) load(ctx context.Context, stderr io.Writer) (*sparsevec.CSR, error) {
+	if o.cachePath == "" {
+		return reader.Load(o.train, o.lim.opts(ctx)...)
+	}
+	in, err := input.Open(o.train, input.Config{Cache: o.cachePath, Readers: 1}, o.lim.opts(ctx)...)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	o.noteCache(stderr, in.Cache())
+	return in.Load()
+}
+
+// noteCache says on stderr what the run does with its cache.
+func (o *trainOptions) noteCache(stderr io.Writer, c input.CacheStatus) {
+	if o.quiet {
+		return
+	}
+	switch c.Use {
+	case input.CacheHit:
+		fmt.Fprintf(stderr, "reading rows from cache %s\n", c.Path)
+	case input.CacheNew:
+		fmt.Fprintf(stderr, "the first pass writes cache %s\n", c.Path)
+	case input.CacheStale:
+		fmt.Fprintf(stderr, "rebuilding cache: %v\n", c.Reason)
+	}
+}
+
+// selectK chooses K from the -k list by stratified cross-validation on
+// data and sets it in the learner.
+func (o *trainOptions) selectK(ctx context.Context, stderr io.Writer, data *sparsevec.CSR, met *trainMetrics) error {
+	k, choices, err := learner.SelectK(ctx, o.spec, data, o.ks, cv.Config{Reps: 1, Folds: o.selectFolds, Seed: o.seed})
+	if err != nil {
+		return err
+	}
+	for _, c := range choices {
+		met.KSelection = append(met.KSelection, kChoiceMetrics{K: c.K, AccuracyMean: c.Result.AccuracyMean})
+		if !o.quiet {
+			fmt.Fprintf(stderr, "K=%d: %d-fold CV accuracy %.2f%%\n", c.K, o.selectFolds, c.Result.AccuracyMean)
+		}
+	}
+	if !o.quiet {
+		fmt.Fprintf(stderr, "chose K=%d\n", k)
+	}
+	o.spec = o.spec.WithK(k)
+	return nil
+}
+
+// checkCacheName refuses a --cache name with a compression suffix: the
+// cache format is not compressed, and such a name would be read back as a
+// compressed file.
+func checkCacheName(name string) error {
+	for _, ext := range []string{".zst", ".gz", ".bz2"} {
+		if len(name) > len(ext) && strings.EqualFold(name[len(name)-len(ext):], ext) {
+			return usagef("--cache %s: a cache file is not compressed (%s); name it *.cpmcache", name, ext)
+		}
+	}
+	return nil
+}

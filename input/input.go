@@ -1,0 +1,374 @@
+package input
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/shard"
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// DefaultBlockRows is the block size of the passes unless
+// Config.BlockRows says otherwise.
+const DefaultBlockRows = 4096
+
+// ErrNoCache is wrapped by the error of Open, Load or CachePath asking a
+// cache of an input that cannot have one.
+var ErrNoCache = errors.New("no cache for this input")
+
+// Config says how an Input reads its path. The zero value reads the path
+// with no cache, in blocks of DefaultBlockRows rows.
+type Config struct {
+	// Cache is the row cache file: written by the first pass, read by
+	// later passes and later runs while it matches the source. "auto"
+	// is the path with ".cpmcache" appended (a file input only); ""
+	// means no cache.
+	Cache string
+	// Readers is the number of shard files of a shard set read in
+	// parallel. If 0, it defaults to shard.ReadConfig's default (2).
+	Readers int
+	// BlockRows is the number of rows of the blocks of a pass. If 0, it
+	// defaults to DefaultBlockRows.
+	BlockRows int
+}
+
+// Input is the training input named by one path (see the package
+// comment). Its methods are safe for concurrent use.
+type Input struct {
+	path      string
+	cache     string          // cache file, or "" for none
+	readers   int             // parallel readers of a shard set
+	blockRows int             // rows per block
+	opts      []reader.Option // the caller's options and the opener of kept files, for every reader and the cache
+	shards    []string        // a shard set's files, as named when Open ran
+	manifest  []shard.ShardInfo
+
+	pinMu sync.Mutex
+	pins  map[string]*pin // kept files by path: the source's; the cache's once it is complete
+
+	mu         sync.Mutex
+	status     CacheStatus
+	cacheReady bool // the cache is complete and matches the source
+	cacheW     *reader.CacheWriter
+	passStart  time.Time
+	firstPass  time.Duration // wall time of pass 1 (read, parse, cache write)
+	cacheWrite time.Duration // time spent encoding and writing the cache
+	cacheBuilt bool
+	waits      []atomic.Int64 // per polytope of Passes: nanoseconds blocked waiting for rows
+}
+
+// Open opens the input at path: it keeps the source's files open (the
+// file, or the shards a shard directory's manifest or a glob names now)
+// and, with cfg.Cache, decides whether an existing cache is read or the
+// first pass writes one. opts apply to every pass and to the cache
+// (limits such as reader.WithMaxIndex, reader.WithContext). Close releases
+// the kept files.
+func Open(path string, cfg Config, opts ...reader.Option) (*Input, error) {
+	if cfg.Readers < 0 || cfg.BlockRows < 0 {
+		return nil, fmt.Errorf("input: negative Config %+v", cfg)
+	}
+	cache, err := CachePath(path, cfg.Cache)
+	if err != nil {
+		return nil, err
+	}
+	in := &Input{path: path, cache: cache, readers: cfg.Readers, blockRows: cmp.Or(cfg.BlockRows, DefaultBlockRows), pins: map[string]*pin{}}
+	in.opts = append(slices.Clip(opts), reader.WithOpener(in.open))
+	if err := in.pinSource(); err != nil {
+		in.Close()
+		return nil, err
+	}
+	if in.cache == "" {
+		return in, nil
+	}
+	if err := in.checkCache(); err != nil {
+		in.Close()
+		return nil, err
+	}
+	return in, nil
+}
+
+// CachePath returns the cache file that Config.Cache names for the input
+// at path ("" for none), or an error wrapping ErrNoCache when the input
+// cannot have one: standard input (read once), "auto" for a shard set
+// (which has no file to put the cache beside), or a glob (which has no
+// manifest to identify its files by).
+func CachePath(path, cache string) (string, error) {
+	switch {
+	case cache == "":
+		return "", nil
+	case path == "-":
+		return "", fmt.Errorf("%w: standard input is read once; a cache needs a file", ErrNoCache)
+	case cache == "auto" && IsShardSet(path):
+		return "", fmt.Errorf("%w: auto needs a file input; name the cache of shard set %s", ErrNoCache, path)
+	case cache == "auto":
+		return path + ".cpmcache", nil
+	case IsShardSet(path) && !isDir(path):
+		return "", fmt.Errorf("%w: glob %s: give the shard directory instead (its manifest identifies the set)", ErrNoCache, path)
+	}
+	return cache, nil
+}
+
+// checkCache decides whether the existing cache file is used (and then
+// keeps it open) or the first pass rebuilds it.
+func (in *Input) checkCache() error {
+	in.status = CacheStatus{Path: in.cache}
+	err := reader.CheckCache(in.cache, in.identity(), in.opts...)
+	if err == nil {
+		err = in.pinFile(in.cache)
+	}
+	switch {
+	case err == nil:
+		in.cacheReady, in.status.Use = true, CacheHit
+	case errors.Is(err, fs.ErrNotExist):
+		if _, serr := reader.DetectFormat(in.identity()); serr != nil {
+			return serr
+		}
+		in.status.Use = CacheNew
+	case errors.Is(err, reader.ErrCacheStale), errors.Is(err, reader.ErrCorrupt):
+		in.status.Use, in.status.Reason = CacheStale, err
+	default:
+		return err
+	}
+	return nil
+}
+
+// identity is the file whose size, time and head identify the source for
+// the cache: the input file, or a shard directory's manifest.
+func (in *Input) identity() string {
+	if IsShardSet(in.path) {
+		return shardIdentity(in.path)
+	}
+	return in.path
+}
+
+// pinSource keeps the source's files open: the input file, or the shards
+// a shard directory's manifest (whose counts every pass checks) or a glob
+// names now. Standard input is read once and has nothing to keep.
+func (in *Input) pinSource() error {
+	switch {
+	case in.path == "-":
+		return nil
+	case isDir(in.path):
+		m, err := shard.Check(in.path)
+		if err != nil {
+			return err
+		}
+		for _, s := range m.Shards {
+			in.shards = append(in.shards, filepath.Join(in.path, s.Name))
+		}
+		in.manifest = m.Shards
+	case IsShardSet(in.path):
+		list, err := shard.Files(in.path)
+		if err != nil {
+			return err
+		}
+		in.shards = list
+	default:
+		return in.pinFile(in.path)
+	}
+	for _, f := range in.shards {
+		if err := in.pinFile(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pinFile opens path and keeps it.
+func (in *Input) pinFile(path string) error {
+	p, err := pinFile(path)
+	if err != nil {
+		return err
+	}
+	in.pinMu.Lock()
+	defer in.pinMu.Unlock()
+	if old := in.pins[path]; old != nil {
+		old.close()
+	}
+	in.pins[path] = p
+	return nil
+}
+
+// open is the reader.WithOpener function of the readers: a new descriptor
+// of the kept file at path, or of path itself if it is not kept (the cache
+// while the first pass writes it).
+func (in *Input) open(path string) (*os.File, error) {
+	in.pinMu.Lock()
+	p := in.pins[path]
+	in.pinMu.Unlock()
+	if p == nil {
+		return os.Open(path)
+	}
+	return p.open()
+}
+
+// checkPins checks that no kept file was changed.
+func (in *Input) checkPins() error {
+	in.pinMu.Lock()
+	defer in.pinMu.Unlock()
+	for _, p := range in.pins {
+		if err := p.check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close closes the kept files. Passes opened before stay readable where
+// the system allows reading a file whose other descriptors are closed;
+// open no pass after Close.
+func (in *Input) Close() error {
+	in.pinMu.Lock()
+	defer in.pinMu.Unlock()
+	var err error
+	for path, p := range in.pins {
+		err = cmp.Or(err, p.close())
+		delete(in.pins, path)
+	}
+	return err
+}
+
+// openSource opens one pass over the source itself.
+func (in *Input) openSource() (reader.BlockReader, error) {
+	if in.shards == nil {
+		return reader.OpenBlocks(in.path, in.blockRows, in.opts...)
+	}
+	r, err := shard.OpenFiles(in.shards, shard.ReadConfig{Readers: in.readers, BlockRows: in.blockRows}, in.opts...)
+	if err != nil {
+		return nil, err
+	}
+	if in.manifest != nil {
+		r.ExpectCounts(in.manifest)
+	}
+	return r, nil
+}
+
+// OpenPass opens pass k (1-based): from the cache when it is complete,
+// otherwise from the source, writing the cache on the way when k is 1. It
+// first checks that the input files are the ones Open kept, and the
+// returned reader checks again when it reaches the end of the pass; either
+// check fails with an error wrapping ErrInputChanged.
+func (in *Input) OpenPass(k int) (reader.BlockReader, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if k == 1 {
+		in.passStart = time.Now()
+	}
+	if err := in.checkPins(); err != nil {
+		return nil, err
+	}
+	if in.cacheReady {
+		r, err := reader.OpenCache(in.cache, in.blockRows, in.opts...)
+		if err != nil {
+			return nil, err
+		}
+		return &passEnd{BlockReader: r, in: in}, nil
+	}
+	src, err := in.openSource()
+	if err != nil {
+		return nil, err
+	}
+	if in.cache == "" || k > 1 {
+		return &passEnd{BlockReader: src, in: in, first: k == 1}, nil
+	}
+	w, err := reader.CreateCache(in.cache, in.identity(), in.opts...)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	in.cacheW = w
+	return &passEnd{BlockReader: reader.TeeCache(src, w), in: in, first: true, cache: true}, nil
+}
+
+// passEnd checks at the end of every pass that the input files are still
+// the ones Open kept, and notes when the first pass ends and whether it
+// completed the cache (which it then keeps).
+type passEnd struct {
+	reader.BlockReader
+	in    *Input
+	first bool
+	cache bool
+	ended bool
+	err   error // sticky: an input file changed during the pass
+}
+
+func (p *passEnd) Next() (*sparsevec.CSR, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	b, err := p.BlockReader.Next()
+	if err != io.EOF || p.ended {
+		return b, err
+	}
+	p.ended = true
+	if p.err = p.in.endPass(p.first, p.cache); p.err != nil {
+		return nil, p.err
+	}
+	return b, err
+}
+
+// endPass checks the kept files at the end of a pass and records the end
+// of the first pass and the cache it completed.
+func (in *Input) endPass(first, cache bool) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if err := in.checkPins(); err != nil {
+		return err
+	}
+	if !first {
+		return nil
+	}
+	in.firstPass = time.Since(in.passStart)
+	if !cache {
+		return nil
+	}
+	if err := in.pinFile(in.cache); err != nil {
+		return err
+	}
+	in.cacheReady, in.cacheBuilt = true, true
+	in.cacheWrite = time.Duration(in.cacheW.Seconds() * float64(time.Second))
+	return nil
+}
+
+// Load reads the whole input into memory: from the cache when it matches
+// the source, otherwise from the source, writing the cache on the way
+// when one is named. A shard set is read as one pass, in the order of
+// shard.Reader. Without a cache, a file is read with reader.Load.
+func (in *Input) Load() (*sparsevec.CSR, error) {
+	if in.cache == "" && in.shards == nil {
+		return reader.Load(in.path, in.opts...)
+	}
+	b, err := in.OpenPass(1)
+	if err != nil {
+		return nil, err
+	}
+	return reader.ReadAll(b)
+}
+
+// Load reads the input at path into memory, through the cache that
+// cfg.Cache names: it is Open, Input.Load and Close, with the cache status.
+// Without a cache it is reader.Load, which keeps no file open and so also
+// reads pipes and standard input.
+func Load(path string, cfg Config, opts ...reader.Option) (*sparsevec.CSR, CacheStatus, error) {
+	if cfg.Cache == "" && !IsShardSet(path) {
+		m, err := reader.Load(path, opts...)
+		return m, CacheStatus{}, err
+	}
+	in, err := Open(path, cfg, opts...)
+	if err != nil {
+		return nil, CacheStatus{}, err
+	}
+	defer in.Close()
+	m, err := in.Load()
+	return m, in.Cache(), err
+}
