@@ -49,79 +49,28 @@ var compressionsFor = map[reader.Format][]string{
 // cancelled it stops reading, discards the output file it was writing and
 // returns ctx's error.
 func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	fs := newFlags("convert", stderr, convertUsage)
-	images := fs.String("idx-images", "", "MNIST idx3 image `file`, e.g. train-images-idx3-ubyte[.gz]")
-	labels := fs.String("idx-labels", "", "MNIST idx1 label `file`, e.g. train-labels-idx1-ubyte[.gz]")
-	digit := fs.String("digit", "", "one digit `D` in 0..9 against the rest: label D becomes +1, every other label -1 (default: keep the labels)")
-	out := fs.String("o", "", "output `file` (.arrow, .arrows, .parquet, .cpmcache, or LIBSVM: .zst, .gz, plain; - for standard output)")
-	compression := fs.String("compression", "", "`codec` of Arrow bodies (zstd, lz4, none) or Parquet column chunks (zstd, snappy, none); default zstd. LIBSVM output is compressed by its extension")
-	batchRows := fs.Int("batch-rows", 0, "`rows` per Arrow record batch or Parquet row group (default 65536)")
-	lim := addLimitFlags(fs)
-	defer lim.annotate(&err)
-	inputs, err := parseInterspersed(fs, args)
+	o, err := parseConvert(args, stderr)
 	if err != nil {
 		return err
 	}
-
-	idx := *images != "" || *labels != ""
-	switch {
-	case *out == "":
-		return usagef("no output: -o OUT is required")
-	case idx && (*images == "" || *labels == ""):
-		return usagef("--idx-images and --idx-labels go together")
-	case idx && len(inputs) > 0:
-		return usagef("positional input %q given with --idx-images/--idx-labels", inputs[0])
-	case !idx && len(inputs) != 1:
-		return usagef("want --idx-images and --idx-labels, or exactly one INPUT; got %d inputs", len(inputs))
-	case *batchRows < 0:
-		return usagef("--batch-rows %d: want a positive number of rows", *batchRows)
-	}
-	oneVsRest := *digit != ""
-	d, err := strconv.Atoi(*digit)
-	if oneVsRest && (err != nil || d < 0 || d > 9) {
-		return usagef("--digit %q: want a digit 0..9", *digit)
-	}
-	format := reader.FormatForOutput(*out)
-	if *out == "-" {
-		format = reader.LIBSVM
-	}
-	if err := checkCompression(format, *compression); err != nil {
-		return err
-	}
-
-	if err := checkOutputs(outputPath{flag: "-o", path: *out, stdout: true, inputs: append([]string{*images, *labels}, inputs...)}); err != nil {
-		return err
-	}
+	defer o.lim.annotate(&err)
 	start := time.Now()
-	var src reader.BlockReader
-	if idx {
-		m, err := reader.LoadIDX(*images, *labels)
-		if err != nil {
-			return fmt.Errorf("reading input: %w", err)
-		}
-		src = &oneBlock{m: m}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	} else {
-		src, err = reader.OpenBlocks(inputs[0], reader.DefaultBatchRows, lim.opts(ctx)...)
-		if err != nil {
-			return fmt.Errorf("reading input: %w", err)
-		}
+	src, err := o.openInput(ctx)
+	if err != nil {
+		return err
 	}
 	defer src.Close()
-
 	source := "" // the input whose identity a cache records
-	if !idx {
-		source = inputs[0]
+	if !o.idx {
+		source = o.inputs[0]
 	}
-	dst, err := convertOutput(ctx, *out, format, source, *compression, *batchRows, stdout, lim)
+	dst, err := convertOutput(ctx, o.out, o.format, source, o.compression, o.batchRows, stdout, o.lim)
 	if err != nil {
 		return err
 	}
 	defer dst.Abort() // removes the temporary file unless Close succeeded
 
-	n, err := copyBlocks(ctx, src, dst, *out, oneVsRest, d)
+	n, err := copyBlocks(ctx, src, dst, o.out, o.oneVsRest, o.digit)
 	if err != nil {
 		return err
 	}
@@ -134,19 +83,102 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if err := dst.Close(); err != nil {
 		return err
 	}
+	o.summary(stderr, dst, n, time.Since(start))
+	return nil
+}
+
+// convertOptions is the command line of "cpm convert".
+type convertOptions struct {
+	images, labels string   // --idx-images, --idx-labels
+	inputs         []string // the positional INPUT
+	out            string
+	compression    string
+	batchRows      int
+	lim            *inputLimits
+	idx            bool          // reading MNIST idx files
+	oneVsRest      bool          // --digit given
+	digit          int           // --digit
+	format         reader.Format // OUT's format
+}
+
+// parseConvert parses and checks the command line of "cpm convert", OUT
+// included, before any input is read.
+func parseConvert(args []string, stderr io.Writer) (*convertOptions, error) {
+	fs := newFlags("convert", stderr, convertUsage)
+	o := &convertOptions{}
+	fs.StringVar(&o.images, "idx-images", "", "MNIST idx3 image `file`, e.g. train-images-idx3-ubyte[.gz]")
+	fs.StringVar(&o.labels, "idx-labels", "", "MNIST idx1 label `file`, e.g. train-labels-idx1-ubyte[.gz]")
+	digit := fs.String("digit", "", "one digit `D` in 0..9 against the rest: label D becomes +1, every other label -1 (default: keep the labels)")
+	fs.StringVar(&o.out, "o", "", "output `file` (.arrow, .arrows, .parquet, .cpmcache, or LIBSVM: .zst, .gz, plain; - for standard output)")
+	fs.StringVar(&o.compression, "compression", "", "`codec` of Arrow bodies (zstd, lz4, none) or Parquet column chunks (zstd, snappy, none); default zstd. LIBSVM output is compressed by its extension")
+	fs.IntVar(&o.batchRows, "batch-rows", 0, "`rows` per Arrow record batch or Parquet row group (default 65536)")
+	o.lim = addLimitFlags(fs)
+	var err error
+	if o.inputs, err = parseInterspersed(fs, args); err != nil {
+		return nil, err
+	}
+	o.idx = o.images != "" || o.labels != ""
+	switch {
+	case o.out == "":
+		return nil, usagef("no output: -o OUT is required")
+	case o.idx && (o.images == "" || o.labels == ""):
+		return nil, usagef("--idx-images and --idx-labels go together")
+	case o.idx && len(o.inputs) > 0:
+		return nil, usagef("positional input %q given with --idx-images/--idx-labels", o.inputs[0])
+	case !o.idx && len(o.inputs) != 1:
+		return nil, usagef("want --idx-images and --idx-labels, or exactly one INPUT; got %d inputs", len(o.inputs))
+	case o.batchRows < 0:
+		return nil, usagef("--batch-rows %d: want a positive number of rows", o.batchRows)
+	}
+	o.oneVsRest = *digit != ""
+	o.digit, err = strconv.Atoi(*digit)
+	if o.oneVsRest && (err != nil || o.digit < 0 || o.digit > 9) {
+		return nil, usagef("--digit %q: want a digit 0..9", *digit)
+	}
+	o.format = reader.FormatForOutput(o.out)
+	if o.out == "-" {
+		o.format = reader.LIBSVM
+	}
+	if err := checkCompression(o.format, o.compression); err != nil {
+		return nil, err
+	}
+	return o, checkOutputs(outputPath{flag: "-o", path: o.out, stdout: true, inputs: append([]string{o.images, o.labels}, o.inputs...)})
+}
+
+// openInput opens the rows to convert: the MNIST idx files as one block,
+// or INPUT block by block.
+func (o *convertOptions) openInput(ctx context.Context) (reader.BlockReader, error) {
+	if !o.idx {
+		src, err := reader.OpenBlocks(o.inputs[0], reader.DefaultBatchRows, o.lim.opts(ctx)...)
+		if err != nil {
+			return nil, fmt.Errorf("reading input: %w", err)
+		}
+		return src, nil
+	}
+	m, err := reader.LoadIDX(o.images, o.labels)
+	if err != nil {
+		return nil, fmt.Errorf("reading input: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return &oneBlock{m: m}, nil
+}
+
+// summary prints convert's one-line summary: the counts, the digit split,
+// OUT's format and size, and the time taken.
+func (o *convertOptions) summary(stderr io.Writer, dst reader.BlockWriter, n convertCounts, took time.Duration) {
 	var size int64
 	if sb, ok := dst.(*stdoutBlocks); ok {
 		size = sb.cw.n
-	} else if fi, err := os.Stat(*out); err == nil {
+	} else if fi, err := os.Stat(o.out); err == nil {
 		size = fi.Size()
 	}
-
 	fmt.Fprintf(stderr, "convert: %d rows, %d nonzeros, dim %d", n.rows, n.nnz, n.dim)
-	if oneVsRest {
-		fmt.Fprintf(stderr, ", digit %d vs rest: %d positive, %d negative", d, n.positives, n.rows-n.positives)
+	if o.oneVsRest {
+		fmt.Fprintf(stderr, ", digit %d vs rest: %d positive, %d negative", o.digit, n.positives, n.rows-n.positives)
 	}
-	fmt.Fprintf(stderr, " -> %s (%s), %d bytes, %.2fs\n", *out, format, size, time.Since(start).Seconds())
-	return nil
+	fmt.Fprintf(stderr, " -> %s (%s), %d bytes, %.2fs\n", o.out, o.format, size, took.Seconds())
 }
 
 // parseInterspersed parses args allowing flags after positional arguments
@@ -191,7 +223,7 @@ func (o *oneBlock) Close() error           { return nil }
 // stdoutBlocks is a BlockWriter of LIBSVM text to standard output (or the
 // writer the tests give). Abort cannot take back what was written.
 type stdoutBlocks struct {
-	cw *convertCounter
+	cw *countWriter
 	w  *reader.Writer
 }
 
@@ -213,18 +245,6 @@ func (s *stdoutBlocks) Close() error {
 
 func (s *stdoutBlocks) Abort() {}
 
-// convertCounter counts the bytes written through it.
-type convertCounter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *convertCounter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
 // convertOutput creates the block writer of convert's output out: standard
 // output for "-", the row cache (recording source's identity, so that
 // train --cache OUT -t SOURCE takes it; "" records none) or a LIBSVM,
@@ -233,7 +253,7 @@ func (c *convertCounter) Write(p []byte) (int, error) {
 func convertOutput(ctx context.Context, out string, format reader.Format, source, compression string, batchRows int, stdout io.Writer, lim *inputLimits) (reader.BlockWriter, error) {
 	switch {
 	case out == "-":
-		cw := &convertCounter{w: stdout}
+		cw := &countWriter{w: stdout}
 		return &stdoutBlocks{cw: cw, w: reader.NewWriter(cw)}, nil
 	case format == reader.Cache:
 		return reader.CreateCache(out, source, lim.opts(ctx)...)

@@ -116,68 +116,100 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if dsErr != nil && infoErr != nil {
 		return usageError{fmt.Errorf("%w %q (valid: %s)", synth.ErrUnknown, name, strings.Join(allNames(), ", "))}
 	}
-	g := genFlags(stderr, name)
-	if err := parse(g.fs, args[1:]); err != nil {
+	o, err := parseGen(args[1:], stderr, name)
+	if err != nil {
 		return err
+	}
+	if dsErr == nil { // the Polyceptron paper's small sets
+		return o.writeDataset(ds)
+	}
+	return o.writeGenerated(ctx, stderr, info)
+}
+
+// genOptions is the command line of "cpm gen NAME".
+type genOptions struct {
+	name     string
+	rows     int64
+	rowsSet  bool // --rows was given
+	seed     uint64
+	split    synth.Split
+	level    reader.ZstdLevel
+	workers  int
+	mnist    string
+	out      string
+	progress bool
+}
+
+// parseGen parses the flags after NAME and checks them and OUT.
+func parseGen(args []string, stderr io.Writer, name string) (*genOptions, error) {
+	g := genFlags(stderr, name)
+	if err := parse(g.fs, args); err != nil {
+		return nil, err
 	}
 	if g.fs.NArg() > 0 {
-		return usagef("unexpected argument %q", g.fs.Arg(0))
+		return nil, usagef("unexpected argument %q", g.fs.Arg(0))
 	}
 	if *g.out == "" {
-		return usagef("give -o OUT")
+		return nil, usagef("give -o OUT")
 	}
-	rowsSet := false
-	g.fs.Visit(func(f *flag.Flag) { rowsSet = rowsSet || f.Name == "rows" })
-	if rowsSet && *g.rows < 1 {
-		return usagef("--rows %d: want >= 1", *g.rows)
+	o := &genOptions{name: name, rows: *g.rows, seed: *g.seed, workers: *g.workers, mnist: *g.mnist, out: *g.out, progress: *g.progress}
+	g.fs.Visit(func(f *flag.Flag) { o.rowsSet = o.rowsSet || f.Name == "rows" })
+	if o.rowsSet && o.rows < 1 {
+		return nil, usagef("--rows %d: want >= 1", o.rows)
 	}
-	split, err := parseSplit(*g.split)
+	var err error
+	if o.split, err = parseSplit(*g.split); err != nil {
+		return nil, usageError{err}
+	}
+	if o.level, err = parseZstdLevel(*g.level); err != nil {
+		return nil, usageError{err}
+	}
+	if o.workers < 0 {
+		return nil, usagef("--workers %d: want >= 0 (0: GOMAXPROCS)", o.workers)
+	}
+	if err := checkOutputs(outputPath{flag: "-o", path: o.out, stdout: true, inputs: []string{o.mnist}}); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// writeDataset writes one of the Polyceptron paper's small data sets.
+func (o *genOptions) writeDataset(ds synth.Dataset) error {
+	if o.split != synth.Train {
+		return usagef("--split %v: %s has no test split (draw another --seed)", o.split, o.name)
+	}
+	rows := int64(ds.Rows)
+	if o.rowsSet {
+		rows = o.rows
+	}
+	if rows > 1<<31 {
+		return usagef("--rows %d: at most %d for %s", rows, int64(1)<<31, o.name)
+	}
+	f, err := reader.CreateCompressed(o.out, reader.WithZstdLevel(o.level))
 	if err != nil {
-		return usageError{err}
-	}
-	level, err := parseZstdLevel(*g.level)
-	if err != nil {
-		return usageError{err}
-	}
-	if *g.workers < 0 {
-		return usagef("--workers %d: want >= 0 (0: GOMAXPROCS)", *g.workers)
-	}
-	if err := checkOutputs(outputPath{flag: "-o", path: *g.out, stdout: true, inputs: []string{*g.mnist}}); err != nil {
 		return err
 	}
-
-	if dsErr == nil { // the Polyceptron paper's small sets
-		if split != synth.Train {
-			return usagef("--split %v: %s has no test split (draw another --seed)", split, name)
-		}
-		rows := int64(ds.Rows)
-		if rowsSet {
-			rows = *g.rows
-		}
-		if rows > 1<<31 {
-			return usagef("--rows %d: at most %d for %s", rows, int64(1)<<31, name)
-		}
-		f, err := reader.CreateCompressed(*g.out, reader.WithZstdLevel(level))
-		if err != nil {
-			return err
-		}
-		defer f.Abort() // removes the partial output unless Close succeeded
-		if err := ds.Write(f, int(rows), *g.seed); err != nil {
-			return err
-		}
-		return f.Close()
+	defer f.Abort() // removes the partial output unless Close succeeded
+	if err := ds.Write(f, int(rows), o.seed); err != nil {
+		return err
 	}
+	return f.Close()
+}
 
-	rows := info.Rows(split)
+// writeGenerated streams a data set at the CPM paper's scale to OUT, with
+// progress lines on stderr when it is a terminal or with --progress.
+func (o *genOptions) writeGenerated(ctx context.Context, stderr io.Writer, info synth.Info) error {
+	rows := info.Rows(o.split)
 	if rows == 0 {
-		return usagef("--split %v: %s has no test split (its test set is MNIST's own: scripts/get-mnist.sh)", split, name)
+		return usagef("--split %v: %s has no test split (its test set is MNIST's own: scripts/get-mnist.sh)", o.split, o.name)
 	}
-	if rowsSet {
-		rows = *g.rows
+	if o.rowsSet {
+		rows = o.rows
 	}
 	var digits *synth.Digits
 	if info.MNIST {
-		digits, err = synth.LoadMNIST(*g.mnist)
+		var err error
+		digits, err = synth.LoadMNIST(o.mnist)
 		if errors.Is(err, synth.ErrNoMNIST) {
 			return fmt.Errorf("%w; run scripts/get-mnist.sh (from the repository root) or pass --mnist DIR", err)
 		}
@@ -185,20 +217,20 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
-	f, err := reader.CreateCompressed(*g.out, reader.WithZstdLevel(level))
+	f, err := reader.CreateCompressed(o.out, reader.WithZstdLevel(o.level))
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
-	src, err := synth.NewSource(name, *g.seed, split, digits)
+	src, err := synth.NewSource(o.name, o.seed, o.split, digits)
 	if err != nil {
 		return err
 	}
 	text := &countWriter{w: f}
 	start := time.Now()
-	cfg := synth.StreamConfig{Workers: *g.workers}
+	cfg := synth.StreamConfig{Workers: o.workers}
 	var p *progress
-	if *g.progress || isTerminal(stderr) {
+	if o.progress || isTerminal(stderr) {
 		p = &progress{w: stderr, total: rows, start: start, last: start, text: text, out: f}
 		cfg.Progress = p.update
 	}
@@ -209,7 +241,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if p != nil {
-		p.done(*g.out)
+		p.done(o.out)
 	}
 	return nil
 }

@@ -41,6 +41,47 @@ files are removed on success and on failure; on failure no manifest is left.`
 // runShard implements "cpm shard". It prints progress (with --progress)
 // and a one-line summary to stderr.
 func runShard(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	o, err := parseShard(args, stderr)
+	if err != nil {
+		return err
+	}
+	defer o.lim.annotate(&err)
+	if err := checkOutDir(o.out, o.in); err != nil {
+		return err
+	}
+	if o.progress {
+		o.cfg.ProgressEvery = 4096
+		o.cfg.Progress = shardProgress(stderr, o.cfg.Shards)
+	}
+	start := time.Now()
+	m, err := shard.Split(ctx, o.in, o.out, o.cfg, o.lim.opts(ctx)...)
+	switch {
+	case errors.Is(err, shard.ErrFormat), errors.Is(err, reader.ErrNoBzip2Writer):
+		return usageError{err}
+	case errors.Is(err, shard.ErrNotEmpty):
+		return fmt.Errorf("%w; --force writes there anyway", err)
+	case err != nil:
+		return err
+	}
+	order := "in runs of " + strconv.Itoa(o.cfg.BlockRows) + " rows"
+	if m.Shuffled {
+		order = "shuffled with seed " + strconv.FormatUint(m.Seed, 10)
+	}
+	fmt.Fprintf(stderr, "shard: %d rows, %d nonzeros -> %d shards in %s (%s), %d bytes, %.2fs\n",
+		m.Rows(), m.NNZ(), len(m.Shards), o.out, order, m.Bytes(), time.Since(start).Seconds())
+	return nil
+}
+
+// shardOptions is the command line of "cpm shard".
+type shardOptions struct {
+	in, out  string
+	cfg      shard.Config
+	progress bool
+	lim      *inputLimits
+}
+
+// parseShard parses and checks the command line of "cpm shard".
+func parseShard(args []string, stderr io.Writer) (*shardOptions, error) {
 	fs := newFlags("shard", stderr, shardUsage)
 	n := fs.Int("n", 0, "number of shards `N` (1.."+strconv.Itoa(shard.MaxShards)+")")
 	shuffle := fs.Bool("shuffle", false, "shuffle the rows globally with --seed")
@@ -50,31 +91,29 @@ func runShard(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	blockRows := fs.Int("block-rows", shard.DefaultBlockRows, "`rows` per input block and per round-robin run without --shuffle")
 	maxBucket := fs.Int64("max-bucket-mb", shard.DefaultMaxBucketBytes>>20, "memory `MiB` one shuffled bucket may take; larger buckets are shuffled in parts")
 	force := fs.Bool("force", false, "write into an OUTDIR holding another shard set or other files")
-	progress := fs.Bool("progress", false, "report progress (rows, rows/s) on stderr")
-	lim := addLimitFlags(fs)
-	defer lim.annotate(&err)
+	o := &shardOptions{}
+	fs.BoolVar(&o.progress, "progress", false, "report progress (rows, rows/s) on stderr")
+	o.lim = addLimitFlags(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case len(pos) != 2:
-		return usagef("want IN and OUTDIR; got %d arguments", len(pos))
+		return nil, usagef("want IN and OUTDIR; got %d arguments", len(pos))
 	case *n < 1 || *n > shard.MaxShards:
-		return usagef("-n %d: want 1..%d shards", *n, shard.MaxShards)
+		return nil, usagef("-n %d: want 1..%d shards", *n, shard.MaxShards)
 	case *blockRows < 1:
-		return usagef("--block-rows %d: want at least 1", *blockRows)
+		return nil, usagef("--block-rows %d: want at least 1", *blockRows)
 	case *maxBucket < 1:
-		return usagef("--max-bucket-mb %d: want at least 1", *maxBucket)
+		return nil, usagef("--max-bucket-mb %d: want at least 1", *maxBucket)
 	}
 	lvl, err := parseZstdLevel(*level) // gen.go
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
-	if err := checkOutDir(pos[1], pos[0]); err != nil {
-		return err
-	}
-	cfg := shard.Config{
+	o.in, o.out = pos[0], pos[1]
+	o.cfg = shard.Config{
 		Shards:         *n,
 		Shuffle:        *shuffle,
 		Seed:           *seed,
@@ -84,40 +123,25 @@ func runShard(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		MaxBucketBytes: *maxBucket << 20,
 		Force:          *force,
 	}
-	if *progress {
-		// Told every 4096 rows; print about once a second.
-		var last time.Time
-		cfg.ProgressEvery = 4096
-		cfg.Progress = func(p shard.Progress) {
-			if time.Since(last) < time.Second {
-				return
-			}
-			last = time.Now()
-			rate := float64(p.Rows) / max(p.Elapsed.Seconds(), 1e-9)
-			if p.Phase == shard.WriteShards {
-				fmt.Fprintf(stderr, "shard: %s: %d rows, %.0f rows/s (shard %d of %d)\n", p.Phase, p.Rows, rate, p.Shard+1, *n)
-			} else {
-				fmt.Fprintf(stderr, "shard: %s: %d rows, %.0f rows/s\n", p.Phase, p.Rows, rate)
-			}
+	return o, nil
+}
+
+// shardProgress returns the shard.Config.Progress of --progress: told
+// every 4096 rows, it prints about once a second.
+func shardProgress(stderr io.Writer, shards int) func(shard.Progress) {
+	var last time.Time
+	return func(p shard.Progress) {
+		if time.Since(last) < time.Second {
+			return
+		}
+		last = time.Now()
+		rate := float64(p.Rows) / max(p.Elapsed.Seconds(), 1e-9)
+		if p.Phase == shard.WriteShards {
+			fmt.Fprintf(stderr, "shard: %s: %d rows, %.0f rows/s (shard %d of %d)\n", p.Phase, p.Rows, rate, p.Shard+1, shards)
+		} else {
+			fmt.Fprintf(stderr, "shard: %s: %d rows, %.0f rows/s\n", p.Phase, p.Rows, rate)
 		}
 	}
-	start := time.Now()
-	m, err := shard.Split(ctx, pos[0], pos[1], cfg, lim.opts(ctx)...)
-	switch {
-	case errors.Is(err, shard.ErrFormat), errors.Is(err, reader.ErrNoBzip2Writer):
-		return usageError{err}
-	case errors.Is(err, shard.ErrNotEmpty):
-		return fmt.Errorf("%w; --force writes there anyway", err)
-	case err != nil:
-		return err
-	}
-	order := "in runs of " + strconv.Itoa(*blockRows) + " rows"
-	if m.Shuffled {
-		order = "shuffled with seed " + strconv.FormatUint(m.Seed, 10)
-	}
-	fmt.Fprintf(stderr, "shard: %d rows, %d nonzeros -> %d shards in %s (%s), %d bytes, %.2fs\n",
-		m.Rows(), m.NNZ(), len(m.Shards), pos[1], order, m.Bytes(), time.Since(start).Seconds())
-	return nil
 }
 
 // checkOutDir checks OUTDIR before any input is read: a directory that
