@@ -47,7 +47,8 @@
 // Open and Load refuse a cache for an input that cannot have one
 // (standard input, a glob, "auto" for a shard set) with an error wrapping
 // ErrNoCache, before any file is opened. ErrInputChanged says that the
-// input changed during the run. Errors of the readers (reader.ParseError,
+// input changed during the run; ErrClosed, that a pass was opened after
+// Close. Errors of the readers (reader.ParseError,
 // reader.ErrCorrupt, shard.ErrManifestMismatch, ...) and of the operating
 // system are returned wrapped, as they come.
 package input

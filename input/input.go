@@ -53,8 +53,9 @@ type Input struct {
 	shards    []string        // a shard set's files, as named when Open ran
 	manifest  []shard.ShardInfo
 
-	pinMu sync.Mutex
-	pins  map[string]*pin // kept files by path: the source's; the cache's once it is complete
+	pinMu  sync.Mutex
+	pins   map[string]*pin // kept files by path: the source's; the cache's once it is complete
+	closed bool
 
 	mu         sync.Mutex
 	status     CacheStatus
@@ -212,10 +213,14 @@ func (in *Input) open(path string) (*os.File, error) {
 	return p.open()
 }
 
-// checkPins checks that no kept file was changed.
+// checkPins checks that no kept file was changed, and that the input is
+// not closed.
 func (in *Input) checkPins() error {
 	in.pinMu.Lock()
 	defer in.pinMu.Unlock()
+	if in.closed {
+		return ErrClosed
+	}
 	for _, p := range in.pins {
 		if err := p.check(); err != nil {
 			return err
@@ -224,12 +229,15 @@ func (in *Input) checkPins() error {
 	return nil
 }
 
-// Close closes the kept files. Passes opened before stay readable where
-// the system allows reading a file whose other descriptors are closed;
-// open no pass after Close.
+// ErrClosed is returned by OpenPass after Close.
+var ErrClosed = errors.New("input: closed")
+
+// Close closes the kept files. A pass opened before goes on reading its
+// own descriptors; OpenPass returns ErrClosed afterwards.
 func (in *Input) Close() error {
 	in.pinMu.Lock()
 	defer in.pinMu.Unlock()
+	in.closed = true
 	var err error
 	for path, p := range in.pins {
 		err = cmp.Or(err, p.close())
