@@ -19,8 +19,11 @@ import (
 	"time"
 
 	"github.com/polyhedral/cpm/cv"
+	"github.com/polyhedral/cpm/kperceptron"
 	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/perceptron"
 	"github.com/polyhedral/cpm/plume"
+	"github.com/polyhedral/cpm/polyceptron"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -50,9 +53,9 @@ type Spec struct {
 
 	CPM         sgd.Config
 	OvO         bool // CPM: one-vs-one multiclass
-	Perceptron  sgd.PerceptronConfig
-	Kernel      sgd.KernelConfig
-	Polyceptron sgd.PolyceptronConfig
+	Perceptron  perceptron.Config
+	Kernel      kperceptron.Config
+	Polyceptron polyceptron.Config
 	PLUME       plume.Config // PLUME and SPLA1 (Hard is set by the name)
 
 	// MaxMemory, if > 0, bounds the bytes of weights training allocates,
@@ -139,7 +142,7 @@ func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Rep
 	case Perceptron:
 		cfg := s.Perceptron
 		cfg.Positive = s.Label
-		p, r, err := sgd.TrainPerceptron(ctx, cfg, data)
+		p, r, err := perceptron.Train(ctx, cfg, data)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -151,7 +154,7 @@ func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Rep
 		if s.Label != nil {
 			return nil, nil, fmt.Errorf("learner: the kernel perceptron predicts the larger label for a positive score; a positive label cannot be chosen")
 		}
-		p, r, err := sgd.TrainKernelPerceptron(ctx, s.Kernel, data)
+		p, r, err := kperceptron.Train(ctx, s.Kernel, data)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -164,9 +167,9 @@ func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Rep
 	case PolyceptronOnline, PolyceptronBatch:
 		cfg := s.Polyceptron
 		cfg.Inside = s.Label
-		train := sgd.TrainPolyceptronBatch
+		train := polyceptron.TrainBatch
 		if s.name() == PolyceptronOnline {
-			train = sgd.TrainPolyceptronOnline
+			train = polyceptron.TrainOnline
 		}
 		p, r, err := train(ctx, cfg, data)
 		if err != nil {
@@ -206,7 +209,7 @@ func (s Spec) checkMemory(data *sparsevec.CSR) error {
 	var k int
 	switch s.name() {
 	case Perceptron:
-		k = max(len(sgd.Labels(data)), 2)
+		k = max(len(data.DistinctLabels()), 2)
 		if k == 2 {
 			k = 1 // binary: one weight vector
 		}
@@ -241,14 +244,12 @@ func NewPredictor(m *model.Model) (Predictor, error) {
 	switch m.Learner {
 	case CPM:
 		return sgd.NewClassifier(m)
-	case Perceptron, PolyceptronOnline, PolyceptronBatch:
-		return sgd.NewLinearClassifier(m)
+	case Perceptron:
+		return perceptron.NewPredictor(m)
+	case PolyceptronOnline, PolyceptronBatch:
+		return polyceptron.NewPredictor(m)
 	case KernelPerceptron:
-		p, err := sgd.KernelPerceptronFromModel(m)
-		if err != nil {
-			return nil, err
-		}
-		return kernelPredictor{p.NewKernelPredictor()}, nil
+		return kperceptron.NewPredictor(m)
 	case PLUME, SPLA1:
 		p, err := plume.FromModel(m)
 		if err != nil {
@@ -257,13 +258,6 @@ func NewPredictor(m *model.Model) (Predictor, error) {
 		return p.NewPredictor(), nil
 	}
 	return nil, fmt.Errorf("learner: model of unknown learner %q (this build knows %v)", m.Learner, Names())
-}
-
-type kernelPredictor struct{ p *sgd.KernelPredictor }
-
-func (k kernelPredictor) Predict(x sparsevec.Vector) (float32, float32, int) {
-	l, s := k.p.Predict(x)
-	return l, s, -1
 }
 
 // Fit returns a cross-validation fit function training s with each fold's

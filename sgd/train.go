@@ -357,20 +357,6 @@ func buildModel(cfg Config, classes []float32, ovo bool, polys []*Polytope) *mod
 	return m
 }
 
-// Labels returns the distinct labels of data in ascending order.
-func Labels(data *sparsevec.CSR) []float32 {
-	seen := map[float32]bool{}
-	var out []float32
-	for _, y := range data.Labels {
-		if !seen[y] {
-			seen[y] = true
-			out = append(out, y)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // binaryClasses returns [outer, inner] for a two-label data set. If outer is
 // nil the larger label is the outer one (+1 for ±1 data).
 func binaryClasses(labels []float32, outer *float32) ([]float32, error) {
@@ -400,7 +386,7 @@ func Train(ctx context.Context, cfg Config, data *sparsevec.CSR, outer *float32)
 	if err != nil {
 		return nil, nil, err
 	}
-	classes, err := binaryClasses(Labels(data), outer)
+	classes, err := binaryClasses(data.DistinctLabels(), outer)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -544,7 +530,7 @@ func TrainOvO(ctx context.Context, cfg Config, data *sparsevec.CSR) (*model.Mode
 	if err != nil {
 		return nil, nil, err
 	}
-	classes := Labels(data)
+	classes := data.DistinctLabels()
 	if len(classes) < 2 {
 		return nil, nil, fmt.Errorf("sgd: one-vs-one needs at least 2 labels, the data has %d", len(classes))
 	}

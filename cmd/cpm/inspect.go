@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/polyhedral/cpm/learner"
+	"github.com/polyhedral/cpm/linear"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
@@ -188,7 +189,7 @@ func inspectModel(ctx context.Context, m *model.Model, top int) (*inspection, er
 		}
 	case learner.Perceptron, learner.PolyceptronOnline, learner.PolyceptronBatch:
 		lift := m.Params["lift"]
-		if lift != "" && lift != sgd.NoLift.String() {
+		if lift != "" && lift != linear.NoLift.String() {
 			in.Lift = lift
 			idx, err := strconv.Atoi(m.Params["lift_index"])
 			if err != nil || idx < 1 || idx >= m.D {

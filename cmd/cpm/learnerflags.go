@@ -9,9 +9,10 @@ import (
 	"strings"
 
 	"github.com/polyhedral/cpm/assign"
+	"github.com/polyhedral/cpm/kperceptron"
 	"github.com/polyhedral/cpm/learner"
+	"github.com/polyhedral/cpm/linear"
 	"github.com/polyhedral/cpm/plume"
-	"github.com/polyhedral/cpm/sgd"
 )
 
 // learnerFlags are the flags that choose and configure a learner, shared
@@ -102,11 +103,11 @@ func (l *learnerFlags) build() (learner.Spec, error) {
 	s.CPM.Bias = l.bias
 	s.CPM.NoBias = l.bias == 0
 	// Perceptron family.
-	lift, err := sgd.ParseLift(l.lift)
+	lift, err := linear.ParseLift(l.lift)
 	if err != nil {
 		return s, usageError{err}
 	}
-	kind, err := sgd.ParseKernelKind(l.kernel)
+	kind, err := kperceptron.ParseKernelKind(l.kernel)
 	if err != nil {
 		return s, usageError{err}
 	}
@@ -130,7 +131,7 @@ func (l *learnerFlags) build() (learner.Spec, error) {
 	if l.name == learner.SPLA1 && l.gamma != 0 {
 		return s, usagef("spla1 is PLUME's gamma -> infinity limit; --gamma does not apply")
 	}
-	if (l.name == learner.KernelPerceptron || l.name == learner.PLUME || l.name == learner.SPLA1) && lift != sgd.NoLift {
+	if (l.name == learner.KernelPerceptron || l.name == learner.PLUME || l.name == learner.SPLA1) && lift != linear.NoLift {
 		return s, usagef("--lift is for the perceptron and the Polyceptron")
 	}
 	return s.WithSeed(l.seed), nil

@@ -25,6 +25,7 @@ import (
 
 	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/learner"
+	"github.com/polyhedral/cpm/linear"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
@@ -166,7 +167,7 @@ func modelGeometry(m *model.Model) (geometry, error) {
 		g.lines, g.features = true, m.D-1
 	case learner.Perceptron, learner.PolyceptronOnline, learner.PolyceptronBatch:
 		g.lines, g.features = true, m.D-1
-		if l := m.Params["lift"]; l != "" && l != sgd.NoLift.String() {
+		if l := m.Params["lift"]; l != "" && l != linear.NoLift.String() {
 			idx, err := strconv.Atoi(m.Params["lift_index"])
 			if err != nil || idx < 1 || idx != m.D-1 {
 				return g, fmt.Errorf("%s model: %w: lift_index %q", m.Learner, model.ErrInvalid, m.Params["lift_index"])
