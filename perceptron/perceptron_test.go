@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/polyhedral/cpm/linear"
 	"github.com/polyhedral/cpm/learner/learnertest"
+	"github.com/polyhedral/cpm/linear"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/sparsevec"
 )
