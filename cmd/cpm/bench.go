@@ -65,27 +65,27 @@ type benchResult struct {
 func seedRows() []benchRow {
 	poly := func(k int, cfg polyceptron.Config) learner.Spec {
 		cfg.K = k
-		return learner.Spec{Name: learner.PolyceptronBatch, Polyceptron: cfg}
+		return learner.Spec{Name: learner.PolyceptronBatch, Config: &cfg}
 	}
 	online := func(k, passes int) learner.Spec {
-		return learner.Spec{Name: learner.PolyceptronOnline, Polyceptron: polyceptron.Config{K: k, Epochs: passes}}
+		return learner.Spec{Name: learner.PolyceptronOnline, Config: &polyceptron.Config{K: k, Epochs: passes}}
 	}
 	paperBatch := polyceptron.Config{Step: 0.1, Gamma: 50, MaxIter: 1000}
 	tuned := polyceptron.Config{Step: 0.1, Gamma: 10, MaxIter: 1000, Restarts: 10}
 	tunedD2 := polyceptron.Config{Step: 0.1, Gamma: 5, MaxIter: 300, Restarts: 30}
 	tunedBC := polyceptron.Config{Step: 0.1, Gamma: 20, MaxIter: 1000, Restarts: 10}
 	kern := func(kind kperceptron.KernelKind, degree int, sigma float64, epochs int) learner.Spec {
-		return learner.Spec{Name: learner.KernelPerceptron, Kernel: kperceptron.Config{
+		return learner.Spec{Name: learner.KernelPerceptron, Config: &kperceptron.Config{
 			Kernel: kperceptron.Kernel{Kind: kind, Degree: degree, Sigma: sigma}, Epochs: epochs}}
 	}
 	lin := func(epochs int) learner.Spec {
-		return learner.Spec{Name: learner.Perceptron, Perceptron: perceptron.Config{Epochs: epochs}}
+		return learner.Spec{Name: learner.Perceptron, Config: &perceptron.Config{Epochs: epochs}}
 	}
 	pl := func(name string, k int, ms plume.MStep) learner.Spec {
-		return learner.Spec{Name: name, PLUME: plume.Config{K: k, MStep: ms}}
+		return learner.Spec{Name: name, Config: &plume.Config{K: k, MStep: ms}}
 	}
 	cpmRow := func(k int) learner.Spec {
-		return learner.Spec{Name: learner.CPM, CPM: sgd.Config{K: k, Iterations: 200_000, DoubleSided: true, Workers: 1}}
+		return learner.Spec{Name: learner.CPM, Config: &learner.CPMConfig{Config: sgd.Config{K: k, Iterations: 200_000, DoubleSided: true, Workers: 1}}}
 	}
 	return []benchRow{
 		{"plume", "Ionosphere", "SPLA1 (GA) K=3", pl(learner.SPLA1, 3, plume.GradientAscent), false, paperFigure{Mean: 90.78, Std: 1.48, Seconds: 0.19}},

@@ -270,20 +270,20 @@ func printEval(w io.Writer, m *model.Model, res *evalResult) {
 }
 
 // hasFaces reports whether m is a binary model whose predictions name a
-// face (CPM, Polyceptron, perceptron).
-func hasFaces(m *model.Model) bool {
-	return !learner.IsMulticlass(m) && m.Learner != learner.KernelPerceptron
-}
+// face (CPM, Polyceptron, perceptron, PLUME).
+func hasFaces(m *model.Model) bool { return faceRule(m) != "" }
 
-// faceRule says which face a row is assigned to.
+// faceRule says which face a prediction of m names, "" when its
+// predictions name none (multiclass models, models without hyperplanes).
 func faceRule(m *model.Model) string {
-	switch m.Learner {
-	case learner.CPM:
-		return "argmax face of the outer polytope"
-	case learner.PolyceptronOnline, learner.PolyceptronBatch:
-		return "argmin face, h = min"
+	if learner.IsMulticlass(m) {
+		return ""
 	}
-	return "face"
+	d, err := learner.Describe(m)
+	if err != nil || d.NoHyperplanes != "" {
+		return ""
+	}
+	return d.EvalRule
 }
 
 func sum(v []int64) int64 {

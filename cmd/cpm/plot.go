@@ -25,7 +25,6 @@ import (
 
 	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/learner"
-	"github.com/polyhedral/cpm/linear"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
@@ -135,7 +134,7 @@ func runPlotRegions(ctx context.Context, args []string, stderr io.Writer) (err e
 	p, legend := regionsPlot(m, g, pred, data, *grid, *noFaces)
 	p.Title.Text = *title
 	if *title == "" {
-		p.Title.Text = g.describe(m)
+		p.Title.Text = g.Title + ": decision regions"
 	}
 	return savePNG(*out, vg.Length(*width)*vg.Inch, vg.Length(*height)*vg.Inch, func(dc draw.Canvas) {
 		lw := legend.Rectangle(dc).Size().X + vg.Inch/4
@@ -145,59 +144,23 @@ func runPlotRegions(ctx context.Context, args []string, stderr io.Writer) (err e
 }
 
 // geometry is what plot regions needs to know about a model's
-// hyperplanes: the weight rows of the two features and of a lifted
-// ‖x‖² feature.
+// hyperplanes: the learner's description of the model.
 type geometry struct {
-	lines    bool // the model has weight-matrix faces to draw
-	liftRow  int  // weight row of the lifted feature, 0 if none
-	features int  // features used, excluding bias and lift
+	*learner.Description
+	lines bool // the model has weight-matrix faces to draw
 }
 
 // modelGeometry checks that m uses features 1 and 2 at most.
 func modelGeometry(m *model.Model) (geometry, error) {
-	var g geometry
-	switch m.Learner {
-	case learner.KernelPerceptron:
-		for _, b := range m.Extra {
-			if b.Name == "sv" && len(b.U32) > 0 {
-				g.features = int(slices.Max(b.U32))
-			}
-		}
-	case learner.CPM, learner.PLUME, learner.SPLA1:
-		g.lines, g.features = true, m.D-1
-	case learner.Perceptron, learner.PolyceptronOnline, learner.PolyceptronBatch:
-		g.lines, g.features = true, m.D-1
-		if l := m.Params["lift"]; l != "" && l != linear.NoLift.String() {
-			idx, err := strconv.Atoi(m.Params["lift_index"])
-			if err != nil || idx < 1 || idx != m.D-1 {
-				return g, fmt.Errorf("%s model: %w: lift_index %q", m.Learner, model.ErrInvalid, m.Params["lift_index"])
-			}
-			g.liftRow, g.features = idx, idx-1
-		}
-	default:
-		g.features = m.D - 1
+	d, err := learner.Describe(m)
+	if err != nil {
+		return geometry{}, err
 	}
-	if g.features > 2 {
-		return g, fmt.Errorf("the model has %d features; regions are drawn for 2-D models (features 1 and 2)", g.features)
+	g := geometry{Description: d, lines: d.NoHyperplanes == ""}
+	if g.Features > 2 {
+		return g, fmt.Errorf("the model has %d features; regions are drawn for 2-D models (features 1 and 2)", g.Features)
 	}
 	return g, nil
-}
-
-func (g geometry) describe(m *model.Model) string {
-	s := m.Learner
-	if m.Learner == learner.CPM {
-		s += fmt.Sprintf(", %s", []string{"single-sided", "double-sided"}[m.Sides-1])
-		if m.OvO {
-			s += ", one-vs-one"
-		}
-	}
-	if g.lines && !(m.Learner == learner.Perceptron) {
-		s += fmt.Sprintf(", K = %d", m.K)
-	}
-	if g.liftRow > 0 {
-		s += ", quadratic lift"
-	}
-	return s + ": decision regions"
 }
 
 // regionsPlot draws the predicted label of every grid cell, the data
@@ -308,33 +271,12 @@ func regionsPlot(m *model.Model, g geometry, pred learner.Predictor, data *spars
 					p.Add(lb)
 				}
 			}
-			legend.Add(faceLegend(m, i), segs[0])
+			legend.Add(g.Legends[i], segs[0])
 		}
 	}
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = xmin, xmax, ymin, ymax
 	p.X.Padding, p.Y.Padding = 0, 0
 	return p, legend
-}
-
-// faceLegend names the faces of weight matrix i in the legend.
-func faceLegend(m *model.Model, i int) string {
-	switch m.Learner {
-	case learner.CPM:
-		side := []string{"outer", "inner"}[i%m.Sides]
-		if m.OvO {
-			pr := sgd.Pairs(len(m.Classes))[i/m.Sides]
-			return fmt.Sprintf("%v vs %v/%s faces", m.Classes[pr[0]], m.Classes[pr[1]], side)
-		}
-		return fmt.Sprintf("%s polytope's faces (%v outside)", side, m.Classes[i])
-	case learner.Perceptron:
-		if m.Multiclass {
-			return "w_c·x + b_c = 0, one per class"
-		}
-		return "hyperplane w·x + b = 0"
-	case learner.PLUME, learner.SPLA1:
-		return "experts' hyperplanes"
-	}
-	return "hyperplanes w_k·x + b_k = 0"
 }
 
 // faceLines returns the curve where face k of w is zero inside the box: a
@@ -349,12 +291,12 @@ func faceLines(m *model.Model, g geometry, w *sparsevec.Matrix, k int, xmin, xma
 		return float64(w.At(j, k))
 	}
 	a, b, c := at(1), 0.0, m.Bias*at(0)
-	if g.features >= 2 {
+	if g.Features >= 2 {
 		b = at(2)
 	}
 	var q float64
-	if g.liftRow > 0 {
-		q = at(g.liftRow)
+	if g.LiftIndex > 0 {
+		q = at(g.LiftIndex)
 	}
 	var curves []plotter.XYs
 	switch {

@@ -165,14 +165,20 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
-	spec.MaxMemory, spec.CPM.MaxMemory = mem.v(), mem.v()
+	// cpm is the CPM trainer's config; for other learners a scratch value
+	// nothing reads.
+	cpm := spec.CPM()
+	if cpm == nil {
+		cpm = &learner.CPMConfig{}
+	}
+	spec.MaxMemory, cpm.MaxMemory = mem.v(), mem.v()
 	if len(lf.k) > 1 && *stream {
 		return usagef("choosing K from a list needs the data in memory; drop --stream or give one K")
 	}
 	if len(lf.k) > 1 && *selectFolds < 2 {
 		return usagef("--select-folds %d: want at least 2", *selectFolds)
 	}
-	if *stream && (spec.Name != learner.CPM || spec.OvO) {
+	if *stream && (spec.Name != learner.CPM || cpm.OvO) {
 		return usagef("--stream is for binary cpm training; %s needs the data in memory", lf.describe())
 	}
 	if err := vf.check(spec, *stream); err != nil {
@@ -191,19 +197,19 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return err
 	}
 	if !*quiet {
-		spec.CPM.Progress = progressPrinter(stderr)
+		cpm.Progress = progressPrinter(stderr)
 	}
 	if *progressEvery < 0 {
 		return usagef("--progress-every %d: want >= 1 (or 0 for the default)", *progressEvery)
 	}
-	spec.CPM.ProgressEvery = *progressEvery
+	cpm.ProgressEvery = *progressEvery
 	var mlog *metricsLog
 	if *metricsLogPath != "" {
 		if mlog, err = createMetricsLog(*metricsLogPath, spec.Name); err != nil {
 			return err
 		}
 		defer mlog.abort()
-		spec.CPM.Progress = mlog.hook(spec.CPM.Progress)
+		cpm.Progress = mlog.hook(cpm.Progress)
 	}
 
 	if *cpuProfile != "" {
@@ -242,11 +248,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return err
 		}
 		sides := 1
-		if spec.CPM.DoubleSided {
+		if cpm.DoubleSided {
 			sides = 2
 		}
 		var r *sgd.Report
-		m, r, err = sgd.TrainStream(ctx, spec.CPM, in.sgdInput(ctx, sides), *buffer, classes)
+		m, r, err = sgd.TrainStream(ctx, cpm.Config, in.sgdInput(ctx, sides), *buffer, classes)
 		if err != nil {
 			return err
 		}
@@ -327,13 +333,13 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 				len(r.Polytopes), r.Steps, r.Seconds, r.StepsPerSecond/1e6)
 		}
 		if vf.active() {
-			e, err := modelError(m, spec.CPM.Valid.Data)
+			e, err := modelError(m, cpm.Valid.Data)
 			if err != nil {
 				return err
 			}
 			met.ValidError = &e
 			if !*quiet {
-				fmt.Fprintf(stderr, "validation error of the model %.3f%% on %d rows\n", 100*e, spec.CPM.Valid.Data.Rows())
+				fmt.Fprintf(stderr, "validation error of the model %.3f%% on %d rows\n", 100*e, cpm.Valid.Data.Rows())
 			}
 		}
 	} else if !*quiet && len(rep.LogLik) > 0 {
