@@ -323,6 +323,15 @@ func (in *inspection) assign(ctx context.Context, m *model.Model, path string, o
 
 // print writes the report as text.
 func (in *inspection) print(w io.Writer) {
+	in.printHeader(w)
+	hasTop := in.hasTop()
+	for _, p := range in.Polytopes {
+		in.printPolytope(w, &p, hasTop)
+	}
+}
+
+// printHeader writes the model-wide lines of the report.
+func (in *inspection) printHeader(w io.Writer) {
 	fmt.Fprintf(w, "model     %s\n", in.Model)
 	fmt.Fprintf(w, "learner   %s (%s", in.Learner, in.Form)
 	if in.desc.Polytopes {
@@ -369,55 +378,56 @@ func (in *inspection) print(w io.Writer) {
 	if in.Data != "" {
 		fmt.Fprintf(w, "data      %s: %d rows, assigned by %s\n", in.Data, in.Rows, in.FaceRule)
 	}
-	hasTop := in.hasTop()
-	for _, p := range in.Polytopes {
-		fmt.Fprintln(w)
-		if in.desc.Polytopes {
-			fmt.Fprintf(w, "polytope %d: ", p.Index)
+}
+
+// printPolytope writes the lines of one weight matrix and its faces.
+func (in *inspection) printPolytope(w io.Writer, p *inspectPolytope, hasTop bool) {
+	fmt.Fprintln(w)
+	if in.desc.Polytopes {
+		fmt.Fprintf(w, "polytope %d: ", p.Index)
+	}
+	fmt.Fprint(w, p.Name)
+	if p.Positive != nil {
+		fmt.Fprintf(w, " (label %v outside)", *p.Positive)
+	}
+	fmt.Fprintf(w, ": %d of %d %ss active", p.ActiveFaces, len(p.Faces), in.desc.FaceNoun)
+	if in.Data != "" {
+		fmt.Fprintf(w, " over %d rows", p.Rows)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  %4s %-6s %10s %10s %8s", "face", "active", "norm", "bias", "nonzero")
+	if in.desc.FaceClasses {
+		fmt.Fprintf(w, " %8s", "class")
+	}
+	stored := len(p.Faces) > 0 && p.Faces[0].Stored != nil
+	if stored {
+		fmt.Fprintf(w, " %10s", "stored")
+	}
+	if in.Data != "" {
+		fmt.Fprintf(w, " %10s", "assigned")
+	}
+	if len(p.Faces) > 0 && hasTop {
+		fmt.Fprintf(w, "  top features (index:weight)")
+	}
+	fmt.Fprintln(w)
+	for _, f := range p.Faces {
+		fmt.Fprintf(w, "  %4d %-6s %10.4g %10.4g %8d", f.Face, map[bool]string{true: "yes", false: "no"}[f.Active], f.Norm, f.Bias, f.Nonzero)
+		if f.Class != nil {
+			fmt.Fprintf(w, " %8v", *f.Class)
 		}
-		fmt.Fprint(w, p.Name)
-		if p.Positive != nil {
-			fmt.Fprintf(w, " (label %v outside)", *p.Positive)
-		}
-		fmt.Fprintf(w, ": %d of %d %ss active", p.ActiveFaces, len(p.Faces), in.desc.FaceNoun)
-		if in.Data != "" {
-			fmt.Fprintf(w, " over %d rows", p.Rows)
-		}
-		fmt.Fprintln(w)
-		fmt.Fprintf(w, "  %4s %-6s %10s %10s %8s", "face", "active", "norm", "bias", "nonzero")
-		if in.desc.FaceClasses {
-			fmt.Fprintf(w, " %8s", "class")
-		}
-		stored := len(p.Faces) > 0 && p.Faces[0].Stored != nil
 		if stored {
-			fmt.Fprintf(w, " %10s", "stored")
+			fmt.Fprintf(w, " %10d", *f.Stored)
 		}
-		if in.Data != "" {
-			fmt.Fprintf(w, " %10s", "assigned")
+		if f.Assigned != nil {
+			fmt.Fprintf(w, " %10d", *f.Assigned)
 		}
-		if len(p.Faces) > 0 && hasTop {
-			fmt.Fprintf(w, "  top features (index:weight)")
+		if len(f.Top) > 0 {
+			fmt.Fprint(w, " ")
+			for _, t := range f.Top {
+				fmt.Fprintf(w, " %s:%.4g", in.featureName(t.Index), t.Weight)
+			}
 		}
 		fmt.Fprintln(w)
-		for _, f := range p.Faces {
-			fmt.Fprintf(w, "  %4d %-6s %10.4g %10.4g %8d", f.Face, map[bool]string{true: "yes", false: "no"}[f.Active], f.Norm, f.Bias, f.Nonzero)
-			if f.Class != nil {
-				fmt.Fprintf(w, " %8v", *f.Class)
-			}
-			if stored {
-				fmt.Fprintf(w, " %10d", *f.Stored)
-			}
-			if f.Assigned != nil {
-				fmt.Fprintf(w, " %10d", *f.Assigned)
-			}
-			if len(f.Top) > 0 {
-				fmt.Fprint(w, " ")
-				for _, t := range f.Top {
-					fmt.Fprintf(w, " %s:%.4g", in.featureName(t.Index), t.Weight)
-				}
-			}
-			fmt.Fprintln(w)
-		}
 	}
 }
 
