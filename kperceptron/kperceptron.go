@@ -706,27 +706,9 @@ func kernelFromModel(m *model.Model) (*Perceptron, error) {
 	if err != nil {
 		return nil, err
 	}
-	var alpha, sv, labels *model.Blob
-	for i := range m.Extra {
-		b := &m.Extra[i]
-		switch b.Name {
-		case "alpha":
-			alpha = b
-		case "sv":
-			sv = b
-		case "sv.labels":
-			labels = b
-		default:
-			return nil, fmt.Errorf("unexpected blob %q", b.Name)
-		}
-	}
-	switch {
-	case alpha == nil || sv == nil || labels == nil:
-		return nil, errors.New(`missing blob: want "alpha", "sv" and "sv.labels"`)
-	case len(alpha.U32) != 0 || len(alpha.I64) != 0:
-		return nil, errors.New("blob alpha: unexpected U32 or I64 array")
-	case len(labels.U32) != 0 || len(labels.I64) != 0:
-		return nil, errors.New("blob sv.labels: unexpected U32 or I64 array")
+	alpha, sv, labels, err := kernelBlobs(m.Extra)
+	if err != nil {
+		return nil, err
 	}
 	csr, err := kernelCSRFromBlob(sv)
 	if err != nil {
@@ -762,6 +744,34 @@ func kernelFromModel(m *model.Model) (*Perceptron, error) {
 		Alpha:      slices.Clone(alpha.F32),
 		Beta:       beta,
 	}, nil
+}
+
+// kernelBlobs returns the three blobs of a kernel perceptron model, or an
+// error if one is missing, another is present or one has arrays of the
+// wrong type.
+func kernelBlobs(extra []model.Blob) (alpha, sv, labels *model.Blob, err error) {
+	for i := range extra {
+		b := &extra[i]
+		switch b.Name {
+		case "alpha":
+			alpha = b
+		case "sv":
+			sv = b
+		case "sv.labels":
+			labels = b
+		default:
+			return nil, nil, nil, fmt.Errorf("unexpected blob %q", b.Name)
+		}
+	}
+	switch {
+	case alpha == nil || sv == nil || labels == nil:
+		return nil, nil, nil, errors.New(`missing blob: want "alpha", "sv" and "sv.labels"`)
+	case len(alpha.U32) != 0 || len(alpha.I64) != 0:
+		return nil, nil, nil, errors.New("blob alpha: unexpected U32 or I64 array")
+	case len(labels.U32) != 0 || len(labels.I64) != 0:
+		return nil, nil, nil, errors.New("blob sv.labels: unexpected U32 or I64 array")
+	}
+	return alpha, sv, labels, nil
 }
 
 // kernelFromParams parses and checks the kernel parameters of a model.

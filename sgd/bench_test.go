@@ -19,7 +19,7 @@ func BenchmarkStep(b *testing.B) {
 			cfg, _ := Config{K: 10, Iterations: 10_000_000, Entropy: h}.withDefaults()
 			p, _ := newPolytope(cfg, data.Dim)
 			p.asg.Reserve(data.Rows())
-			src, _ := NewMemorySource(data, nil, 1, 1, false)
+			src, _ := newMemorySource(data, nil, 1, 1, false)
 			// Warm up past the first epochs, where almost every row updates.
 			for range 200_000 {
 				x, y, id, _ := src.Next()

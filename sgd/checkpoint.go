@@ -416,7 +416,7 @@ type taskState struct {
 	early   *stopState // with early stopping (fpEarly) only
 }
 
-// memState is the position of a MemorySource.
+// memState is the position of a memorySource.
 type memState struct {
 	n, pos, epoch int64
 	perm          []int32 // nil unless reshuffle
@@ -1072,7 +1072,7 @@ func (c *taskCk) due(done int64) bool {
 
 // snapshot publishes the state of p, src and the early stopping of vs
 // (nil: none) after done steps.
-func (c *taskCk) snapshot(p *Polytope, src *MemorySource, vs *stopper, done int64) {
+func (c *taskCk) snapshot(p *polytope, src *memorySource, vs *stopper, done int64) {
 	st := taskState{done: done, t: p.t, scale: p.scale, w: p.W, stats: p.stats, asg: p.asg, src: src.state(), early: vs.state()}
 	c.buf = appendTaskState(c.buf[:0], &st)
 	c.buf = c.w.publish(c.i, c.buf)

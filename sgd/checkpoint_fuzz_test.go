@@ -72,7 +72,7 @@ func fuzzRestore(t *testing.T, fp *fingerprint, st *taskState) {
 	for range st.src.n {
 		data.Append(1, sparsevec.Vector{})
 	}
-	src, err := NewMemorySource(&data, nil, fp.seed, 1, st.src.perm != nil)
+	src, err := newMemorySource(&data, nil, fp.seed, 1, st.src.perm != nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -177,7 +177,7 @@ func TestResumeAfterIntervalCheckpoints(t *testing.T) {
 
 // snapshotOf trains a fresh polytope and source for steps steps and returns
 // them.
-func snapshotOf(t *testing.T, cfg Config, data *sparsevec.CSR, steps int) (*Polytope, *MemorySource) {
+func snapshotOf(t *testing.T, cfg Config, data *sparsevec.CSR, steps int) (*polytope, *memorySource) {
 	t.Helper()
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -188,7 +188,7 @@ func snapshotOf(t *testing.T, cfg Config, data *sparsevec.CSR, steps int) (*Poly
 		t.Fatal(err)
 	}
 	p.asg.Reserve(data.Rows())
-	src, err := NewMemorySource(data, nil, cfg.Seed, mix(0), cfg.Reshuffle)
+	src, err := newMemorySource(data, nil, cfg.Seed, mix(0), cfg.Reshuffle)
 	if err != nil {
 		t.Fatal(err)
 	}

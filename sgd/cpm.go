@@ -12,10 +12,10 @@ import (
 // weights (2^-20). See the package comment.
 const foldBelow = 1.0 / (1 << 20)
 
-// Polytope is the SGD state of one convex polytope: Algorithm 1 of
+// polytope is the SGD state of one convex polytope: Algorithm 1 of
 // Kantchelian et al. (NIPS 2014) with lazy L2 scaling. The true weights are
 // scale·W; row 0 of W is the bias row.
-type Polytope struct {
+type polytope struct {
 	W *sparsevec.Matrix
 
 	scale     float64 // s: true weights are s·W
@@ -43,7 +43,7 @@ type keptStats struct {
 }
 
 // counts returns the per-face assignment counts to report.
-func (p *Polytope) counts() []int64 {
+func (p *polytope) counts() []int64 {
 	if p.kept != nil {
 		return p.kept.counts
 	}
@@ -51,7 +51,7 @@ func (p *Polytope) counts() []int64 {
 }
 
 // entropy returns the assignment entropy to report.
-func (p *Polytope) entropy() float64 {
+func (p *polytope) entropy() float64 {
 	if p.kept != nil {
 		return p.kept.entropy
 	}
@@ -67,7 +67,7 @@ type stepStats struct {
 // newPolytope returns a zero polytope with k faces over d feature rows
 // (row 0 is the bias; d grows on demand as Step sees larger indices).
 // cfg must have been completed by withDefaults.
-func newPolytope(cfg Config, d int) (*Polytope, error) {
+func newPolytope(cfg Config, d int) (*polytope, error) {
 	a, err := assign.New(cfg.K, cfg.Entropy)
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func newPolytope(cfg Config, d int) (*Polytope, error) {
 		d = 1
 	}
 	w := sparsevec.NewMatrix(d, cfg.K)
-	return &Polytope{
+	return &polytope{
 		W:         w,
 		scale:     1,
 		lambda:    cfg.Lambda,
@@ -91,7 +91,7 @@ func newPolytope(cfg Config, d int) (*Polytope, error) {
 
 // warm makes p continue from weights w (true weights: scale 1) after t
 // steps: a warm start. w must have p's K; rows beyond w.D stay zero.
-func (p *Polytope) warm(w *sparsevec.Matrix, t int64) {
+func (p *polytope) warm(w *sparsevec.Matrix, t int64) {
 	p.W.Grow(w.D)
 	copy(p.W.Data, w.Data[:w.D*w.Stride])
 	p.scale, p.t = 1, t
@@ -100,7 +100,7 @@ func (p *Polytope) warm(w *sparsevec.Matrix, t int64) {
 // restore sets p to the snapshot st: raw weights and lazy scale as they
 // were (not folded), step counter, statistics and ASSIGN state. The
 // snapshot is copied, not referenced.
-func (p *Polytope) restore(st *taskState) error {
+func (p *polytope) restore(st *taskState) error {
 	if st.w.K != p.W.K || st.w.Stride != p.W.Stride {
 		return fmt.Errorf("sgd: snapshot has K = %d, the polytope %d", st.w.K, p.W.K)
 	}
@@ -119,7 +119,7 @@ func (p *Polytope) restore(st *taskState) error {
 
 // scores fills p.score with the true scores of x and returns the face with
 // the highest score (lowest index on ties).
-func (p *Polytope) scores(x sparsevec.Vector) int {
+func (p *polytope) scores(x sparsevec.Vector) int {
 	p.W.Scores(p.raw, x)
 	k := p.W.K
 	row0 := p.W.Row(0)[:k]
@@ -142,7 +142,7 @@ func (p *Polytope) scores(x sparsevec.Vector) int {
 // row for ASSIGN's dictionary (stable across epochs). It does not allocate
 // unless x has a feature index beyond W's rows or id is beyond the reserved
 // dictionary.
-func (p *Polytope) Step(x sparsevec.Vector, positive bool, id int) {
+func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) {
 	if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= p.W.D {
 		p.W.Grow(int(x.Idx[n-1]) + 1)
 	}
@@ -205,7 +205,7 @@ func (p *Polytope) Step(x sparsevec.Vector, positive bool, id int) {
 }
 
 // fold multiplies the lazy scale into the stored weights.
-func (p *Polytope) fold() {
+func (p *polytope) fold() {
 	if p.scale != 1 {
 		p.W.Scale(float32(p.scale))
 		p.scale = 1
@@ -214,19 +214,19 @@ func (p *Polytope) fold() {
 
 // Weights folds the lazy scale and returns the true weight matrix (owned by
 // p; it stays valid until the next Step).
-func (p *Polytope) Weights() *sparsevec.Matrix {
+func (p *polytope) Weights() *sparsevec.Matrix {
 	p.fold()
 	return p.W
 }
 
 // Steps returns the number of SGD steps taken.
-func (p *Polytope) Steps() int64 { return p.t }
+func (p *polytope) Steps() int64 { return p.t }
 
 // Assigner returns the polytope's ASSIGN state.
-func (p *Polytope) Assigner() *assign.Assigner { return p.asg }
+func (p *polytope) Assigner() *assign.Assigner { return p.asg }
 
 // Score returns f(x) = max_k W_k x of the current weights.
-func (p *Polytope) Score(x sparsevec.Vector) float32 {
+func (p *polytope) Score(x sparsevec.Vector) float32 {
 	if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= p.W.D {
 		x = x.Below(p.W.D)
 	}
@@ -235,7 +235,7 @@ func (p *Polytope) Score(x sparsevec.Vector) float32 {
 }
 
 // takeStats returns and resets the loss statistics.
-func (p *Polytope) takeStats() stepStats {
+func (p *polytope) takeStats() stepStats {
 	s := p.stats
 	p.stats = stepStats{}
 	return s

@@ -42,7 +42,7 @@ type PolytopeReport struct {
 type task struct {
 	name   string
 	outer  float32
-	source func() (Source, error)
+	source func() (source, error)
 	d      int    // initial feature rows (grown on demand)
 	maxD   int    // streamed: most feature rows within Config.MaxMemory (0: no limit)
 	tasks  int    // polytopes of the run, for maxD's error
@@ -84,13 +84,13 @@ const shuffleStream = 0x5eed
 // the polytope at chunk boundaries too, and may stop early and roll back
 // to the best evaluation (see Validation). The step loop itself is the
 // same either way.
-func (t *task) run(ctx context.Context, cfg Config, ck *taskCk, resume *taskState) (*Polytope, outcome, error) {
+func (t *task) run(ctx context.Context, cfg Config, ck *taskCk, resume *taskState) (*polytope, outcome, error) {
 	var out outcome
 	p, err := t.train(ctx, cfg, ck, resume, &out)
 	return p, out, err
 }
 
-func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskState, out *outcome) (*Polytope, error) {
+func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskState, out *outcome) (*polytope, error) {
 	p, err := newPolytope(cfg, t.d)
 	if err != nil {
 		return nil, err
@@ -109,10 +109,10 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 	if c, ok := src.(interface{ Close() error }); ok {
 		defer c.Close()
 	}
-	var mem *MemorySource
+	var mem *memorySource
 	if ck != nil || resume != nil {
 		var ok bool
-		if mem, ok = src.(*MemorySource); !ok {
+		if mem, ok = src.(*memorySource); !ok {
 			return nil, fmt.Errorf("%s: checkpoints need in-memory training data", t.name)
 		}
 	}
@@ -237,9 +237,9 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 // when cfg.Checkpoint is not active). With cfg.Checkpoint.Path set, the
 // checkpoint file is written a last time before runAll returns, also when
 // training was cancelled; a failure to write it stops training.
-func runAll(ctx context.Context, cfg Config, tasks []task, fp *fingerprint) ([]*Polytope, *Report, error) {
+func runAll(ctx context.Context, cfg Config, tasks []task, fp *fingerprint) ([]*polytope, *Report, error) {
 	start := time.Now()
-	out := make([]*Polytope, len(tasks))
+	out := make([]*polytope, len(tasks))
 	ran := make([]outcome, len(tasks))
 	if cfg.Init != nil {
 		for i := range tasks {
@@ -321,7 +321,7 @@ func runAll(ctx context.Context, cfg Config, tasks []task, fp *fingerprint) ([]*
 
 // buildModel assembles the model file contents from trained polytopes,
 // padding every matrix to a common number of feature rows.
-func buildModel(cfg Config, classes []float32, ovo bool, polys []*Polytope) *model.Model {
+func buildModel(cfg Config, classes []float32, ovo bool, polys []*polytope) *model.Model {
 	d := 1
 	for _, p := range polys {
 		d = max(d, p.W.D)
@@ -422,8 +422,8 @@ func memTask(cfg Config, data *sparsevec.CSR, rows []int32, name string, outer f
 	}
 	return task{
 		name: name, outer: outer, d: max(data.Dim, 1), ids: n,
-		source: func() (Source, error) {
-			return NewMemorySource(data, rows, cfg.Seed, mix(i), cfg.Reshuffle)
+		source: func() (source, error) {
+			return newMemorySource(data, rows, cfg.Seed, mix(i), cfg.Reshuffle)
 		},
 	}
 }
@@ -470,12 +470,12 @@ func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes 
 	maxD := maxRows(cfg, sides(cfg))
 	mk := func(name string, outer float32, i int) task {
 		open := func() (Blocks, error) { return in.Open(i) }
-		return task{name: name, outer: outer, d: 1, maxD: maxD, tasks: sides(cfg), leave: func() { in.Leave(i) }, source: func() (Source, error) {
-			s, err := NewStreamSource(open, buffer, cfg.Seed, mix(i))
+		return task{name: name, outer: outer, d: 1, maxD: maxD, tasks: sides(cfg), leave: func() { in.Leave(i) }, source: func() (source, error) {
+			s, err := newStreamSource(open, buffer, cfg.Seed, mix(i))
 			if err != nil {
 				return nil, err
 			}
-			return &checkedSource{StreamSource: s, classes: classes}, nil
+			return &checkedSource{streamSource: s, classes: classes}, nil
 		}}
 	}
 	if err := checkValidLabels(cfg.Valid.Data, classes[:]); err != nil {
@@ -498,12 +498,12 @@ func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes 
 
 // checkedSource refuses rows whose label is not one of the two classes.
 type checkedSource struct {
-	*StreamSource
+	*streamSource
 	classes [2]float32
 }
 
 func (c *checkedSource) Next() (sparsevec.Vector, float32, int, error) {
-	x, y, id, err := c.StreamSource.Next()
+	x, y, id, err := c.streamSource.Next()
 	if err == nil && y != c.classes[0] && y != c.classes[1] {
 		err = fmt.Errorf("row %d has label %v; binary training expects %v or %v (set the outer label, or use one-vs-one)", id+1, y, c.classes[0], c.classes[1])
 	}

@@ -101,7 +101,7 @@ func (v *validSet) len() int {
 // errorOf returns the fraction of the problem's rows that p misclassifies,
 // or NaN for a problem without rows. Features beyond p's weight rows have
 // zero weight. It does not allocate.
-func (v *validSet) errorOf(p *Polytope) float64 {
+func (v *validSet) errorOf(p *polytope) float64 {
 	n := v.len()
 	if n == 0 {
 		return math.NaN()
@@ -168,7 +168,7 @@ func (s *stopper) due(done, total int64) bool {
 // eval scores p after done steps, keeps a copy of it if it is the best so
 // far and patience is set, and reports whether training should stop.
 // A problem without rows (NaN error) never improves and never stops.
-func (s *stopper) eval(p *Polytope, done int64) (stop bool) {
+func (s *stopper) eval(p *polytope, done int64) (stop bool) {
 	e := s.v.errorOf(p)
 	s.last = e
 	if math.IsNaN(e) {
@@ -191,7 +191,7 @@ func (s *stopper) eval(p *Polytope, done int64) (stop bool) {
 
 // keepBest puts the best polytope seen back into p (with patience and at
 // least one evaluation), and reports whether it did.
-func (s *stopper) keepBest(p *Polytope) bool {
+func (s *stopper) keepBest(p *polytope) bool {
 	if s.patience == 0 || s.w == nil || s.t == p.t {
 		return false
 	}
