@@ -234,3 +234,16 @@ func ParseLiftParams(m *model.Model) (Lift, uint32, error) {
 	}
 	return l, uint32(idx), nil
 }
+
+// ViewModel returns the machine of m, a valid single-sided linear model
+// (not one-vs-one) of package pkg, for scoring; errors name pkg.
+func ViewModel(m *model.Model, pkg string) (*Machine, error) {
+	if m.OvO || m.Sides != 1 {
+		return nil, fmt.Errorf("%s: %s model must be single-sided and not one-vs-one", pkg, m.Learner)
+	}
+	lift, idx, err := ParseLiftParams(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s model: %w", pkg, m.Learner, err)
+	}
+	return View(m.Weights[0], float32(m.Bias), lift, idx), nil
+}

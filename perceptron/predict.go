@@ -34,14 +34,11 @@ func NewPredictor(m *model.Model) (*Predictor, error) {
 	if m.K != want {
 		return nil, fmt.Errorf("perceptron: perceptron model with %d labels has K = %d, want %d", len(m.Classes), m.K, want)
 	}
-	if m.OvO || m.Sides != 1 {
-		return nil, fmt.Errorf("perceptron: %s model must be single-sided and not one-vs-one", m.Learner)
-	}
-	lift, idx, err := linear.ParseLiftParams(m)
+	l, err := linear.ViewModel(m, "perceptron")
 	if err != nil {
-		return nil, fmt.Errorf("perceptron: %s model: %w", m.Learner, err)
+		return nil, err
 	}
-	return &Predictor{m: m, l: linear.View(m.Weights[0], float32(m.Bias), lift, idx)}, nil
+	return &Predictor{m: m, l: l}, nil
 }
 
 // Predict returns the predicted label of x, its decision score and a face:

@@ -32,14 +32,12 @@ func NewPredictor(m *model.Model) (*Predictor, error) {
 		return nil, fmt.Errorf("polyceptron: model learner %q is not %q or %q", m.Learner, Online, Batch)
 	case m.Multiclass:
 		return nil, fmt.Errorf("polyceptron: a Polyceptron model cannot be multiclass")
-	case m.OvO || m.Sides != 1:
-		return nil, fmt.Errorf("polyceptron: %s model must be single-sided and not one-vs-one", m.Learner)
 	}
-	lift, idx, err := linear.ParseLiftParams(m)
+	l, err := linear.ViewModel(m, "polyceptron")
 	if err != nil {
-		return nil, fmt.Errorf("polyceptron: %s model: %w", m.Learner, err)
+		return nil, err
 	}
-	return &Predictor{m: m, l: linear.View(m.Weights[0], float32(m.Bias), lift, idx)}, nil
+	return &Predictor{m: m, l: l}, nil
 }
 
 // Predict returns the predicted label of x, its score h(x) = min_k w̃_k·x̃
