@@ -37,15 +37,10 @@ type polytope struct {
 	kept *keptStats
 }
 
-type keptStats struct {
-	counts  []int64
-	entropy float64
-}
-
 // counts returns the per-face assignment counts to report.
 func (p *polytope) counts() []int64 {
 	if p.kept != nil {
-		return p.kept.counts
+		return p.kept.Counts
 	}
 	return p.asg.Counts()
 }
@@ -53,15 +48,9 @@ func (p *polytope) counts() []int64 {
 // entropy returns the assignment entropy to report.
 func (p *polytope) entropy() float64 {
 	if p.kept != nil {
-		return p.kept.entropy
+		return p.kept.Entropy
 	}
 	return p.asg.Entropy()
-}
-
-type stepStats struct {
-	neg, pos         int64
-	negLoss, posLoss float64
-	updates          int64
 }
 
 // newPolytope returns a zero polytope with k faces over d feature rows
@@ -101,10 +90,10 @@ func (p *polytope) warm(w *sparsevec.Matrix, t int64) {
 // were (not folded), step counter, statistics and ASSIGN state. The
 // snapshot is copied, not referenced.
 func (p *polytope) restore(st *taskState) error {
-	if st.w.K != p.W.K || st.w.Stride != p.W.Stride {
-		return fmt.Errorf("sgd: snapshot has K = %d, the polytope %d", st.w.K, p.W.K)
+	if st.W.K != p.W.K || st.W.Stride != p.W.Stride {
+		return fmt.Errorf("sgd: snapshot has K = %d, the polytope %d", st.W.K, p.W.K)
 	}
-	b, err := st.asg.MarshalBinary()
+	b, err := st.Asg.MarshalBinary()
 	if err != nil {
 		return err
 	}
@@ -112,8 +101,8 @@ func (p *polytope) restore(st *taskState) error {
 	if err := a.UnmarshalBinary(b); err != nil {
 		return err
 	}
-	p.W = &sparsevec.Matrix{D: st.w.D, K: st.w.K, Stride: st.w.Stride, Data: slices.Clone(st.w.Data)}
-	p.scale, p.t, p.stats, p.asg = st.scale, st.t, st.stats, a
+	p.W = &sparsevec.Matrix{D: st.W.D, K: st.W.K, Stride: st.W.Stride, Data: slices.Clone(st.W.Data)}
+	p.scale, p.t, p.stats, p.asg = st.Scale, st.T, st.Stats, a
 	return nil
 }
 
@@ -163,13 +152,13 @@ func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) {
 	sc := p.score[:k]
 	st := &p.stats
 	if !positive {
-		st.neg++
+		st.Neg++
 		a := float32(-p.costRatio * eta / p.scale)
 		c := p.coef[:k]
 		n, last := 0, 0
 		for j, v := range sc {
 			if v > -1 {
-				st.negLoss += float64(1 + v)
+				st.NegLoss += float64(1 + v)
 				c[j] = a
 				n++
 				last = j
@@ -189,19 +178,19 @@ func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) {
 		for j := range c {
 			row0[j] += c[j] * p.bias
 		}
-		st.updates++
+		st.Updates++
 		return
 	}
-	st.pos++
+	st.Pos++
 	if sc[z] >= 1 {
 		return
 	}
 	z = p.asg.Assign(p.score, id)
-	st.posLoss += float64(1 - sc[z])
+	st.PosLoss += float64(1 - sc[z])
 	a := float32(eta / p.scale)
 	p.W.AddToFace(z, a, x)
 	p.W.Row(0)[z] += a * p.bias
-	st.updates++
+	st.Updates++
 }
 
 // fold multiplies the lazy scale into the stored weights.

@@ -116,27 +116,27 @@ func (s *memorySource) Next() (sparsevec.Vector, float32, int, error) {
 // is referenced, not copied, and only under reshuffle (otherwise it is the
 // identity).
 func (s *memorySource) state() memState {
-	st := memState{n: int64(len(s.rows)), pos: int64(s.pos), epoch: int64(s.epoch)}
+	st := memState{N: int64(len(s.rows)), Pos: int64(s.pos), Epoch: int64(s.epoch)}
 	if s.reshuffle {
-		st.perm = s.perm
+		st.Perm = s.perm
 	}
-	s.rng.AppendBinary(st.rng[:0]) // fills the array: cap is pcgSize
+	s.rng.AppendBinary(st.RNG[:0]) // fills the array: cap is pcgSize
 	return st
 }
 
 // restore moves a new source to the position st, which must come from a
 // source over the same rows with the same reshuffle setting.
 func (s *memorySource) restore(st *memState) error {
-	if st.n != int64(len(s.rows)) || (st.perm != nil) != s.reshuffle || st.pos > st.n {
-		return fmt.Errorf("sgd: checkpointed row source of %d rows (reshuffle %v) does not fit %d rows (reshuffle %v)", st.n, st.perm != nil, len(s.rows), s.reshuffle)
+	if st.N != int64(len(s.rows)) || (st.Perm != nil) != s.reshuffle || st.Pos > st.N {
+		return fmt.Errorf("sgd: checkpointed row source of %d rows (reshuffle %v) does not fit %d rows (reshuffle %v)", st.N, st.Perm != nil, len(s.rows), s.reshuffle)
 	}
-	if err := s.rng.UnmarshalBinary(st.rng[:]); err != nil {
+	if err := s.rng.UnmarshalBinary(st.RNG[:]); err != nil {
 		return fmt.Errorf("sgd: checkpointed PCG state: %w", err)
 	}
-	if st.perm != nil {
-		copy(s.perm, st.perm)
+	if st.Perm != nil {
+		copy(s.perm, st.Perm)
 	}
-	s.pos, s.epoch = int(st.pos), int(st.epoch)
+	s.pos, s.epoch = int(st.Pos), int(st.Epoch)
 	return nil
 }
 

@@ -124,21 +124,21 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 		bad := func(err error) error {
 			return fmt.Errorf("%s: %w", t.name, &CheckpointError{Name: cfg.Checkpoint.Resume.name, Offset: -1, Err: fmt.Errorf("%w: %w", ErrCheckpointCorrupt, err)})
 		}
-		if want := t.initSteps + resume.done; resume.t != want {
-			return nil, bad(fmt.Errorf("snapshot after %d steps has step counter %d, want %d", resume.done, resume.t, want))
+		if want := t.initSteps + resume.Done; resume.T != want {
+			return nil, bad(fmt.Errorf("snapshot after %d steps has step counter %d, want %d", resume.Done, resume.T, want))
 		}
 		if err := p.restore(resume); err != nil {
 			return nil, bad(err)
 		}
-		if err := mem.restore(&resume.src); err != nil {
+		if err := mem.restore(&resume.Src); err != nil {
 			return nil, bad(err)
 		}
-		start = resume.done
+		start = resume.Done
 	}
 	vs := newStopper(t.valid, cfg)
 	end := cfg.Iterations // lowered by early stopping
-	if resume != nil && resume.early != nil && vs != nil {
-		vs.restore(resume.early)
+	if resume != nil && resume.Early != nil && vs != nil {
+		vs.restore(resume.Early)
 		if vs.stopped() {
 			end, out.stopped = start, true
 		}
@@ -193,14 +193,14 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 		if cfg.Progress != nil && (done%every == 0 || done == end || evaluated) {
 			st := p.takeStats()
 			pr := Progress{Task: t.name, Step: done, Of: cfg.Iterations, Epoch: src.Epoch(), Entropy: p.asg.Entropy(), ValidError: math.NaN(), BestValidError: math.NaN()}
-			if st.neg > 0 {
-				pr.NegLoss = st.negLoss / float64(st.neg)
+			if st.Neg > 0 {
+				pr.NegLoss = st.NegLoss / float64(st.Neg)
 			}
-			if st.pos > 0 {
-				pr.PosLoss = st.posLoss / float64(st.pos)
+			if st.Pos > 0 {
+				pr.PosLoss = st.PosLoss / float64(st.Pos)
 			}
-			if st.neg+st.pos > 0 {
-				pr.Violation = float64(st.updates) / float64(st.neg+st.pos)
+			if st.Neg+st.Pos > 0 {
+				pr.Violation = float64(st.Updates) / float64(st.Neg+st.Pos)
 			}
 			if evaluated {
 				pr.ValidError = vs.last
