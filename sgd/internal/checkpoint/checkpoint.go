@@ -141,8 +141,8 @@ func DataHash(data *sparsevec.CSR) uint64 {
 	return h.Sum64()
 }
 
-// matches returns nil if a checkpoint with Fingerprint c can continue a
-// run with Fingerprint f, or an error wrapping ErrMismatch that
+// Matches returns nil if a checkpoint with fingerprint c can continue a
+// run with fingerprint f, or an error wrapping ErrMismatch that
 // lists every difference.
 func (f *Fingerprint) Matches(c *Fingerprint, name string) error {
 	var diffs []string
@@ -224,7 +224,7 @@ func EqualBits(a, b []float32) bool {
 	return true
 }
 
-// appendHead appends the magic, version, Fingerprint and task count.
+// AppendHead appends the magic, version, fingerprint and task count.
 func (f *Fingerprint) AppendHead(b []byte) []byte {
 	le := binary.LittleEndian
 	b = append(b, Magic...)
@@ -449,7 +449,7 @@ func Decode(data []byte, name string) (*File, error) {
 	return c, nil
 }
 
-// AppendFile appends a checkpoint file made of head (appendHead) and the
+// AppendFile appends a checkpoint file made of head (AppendHead) and the
 // encoded snapshots of every task (nil: none), with its checksum.
 func AppendFile(b, head []byte, secs [][]byte) []byte {
 	start := len(b)
@@ -534,7 +534,7 @@ func (d *ckDecoder) count(size uint64, what string) uint64 {
 	return n
 }
 
-// Fingerprint decodes and checks the Fingerprint and the task count.
+// fingerprint decodes and checks the fingerprint and the task count.
 func (d *ckDecoder) fingerprint(version uint32) *Fingerprint {
 	f := &Fingerprint{Version: version}
 	known := uint32(flagsV2)
@@ -608,7 +608,7 @@ func (d *ckDecoder) fingerprint(version uint32) *Fingerprint {
 	return f
 }
 
-// Task decodes the snapshot of task i of a run with Fingerprint f.
+// taskState decodes the snapshot of task i of a run with fingerprint f.
 func (d *ckDecoder) taskState(f *Fingerprint, i int) *Task {
 	st := &Task{}
 	st.Done = int64(d.u64("done"))
@@ -649,84 +649,10 @@ func (d *ckDecoder) taskState(f *Fingerprint, i int) *Task {
 		return nil
 	}
 	st.W = w
-	s := &st.Stats
-	s.Neg, s.Pos, s.Updates = int64(d.u64("negatives")), int64(d.u64("positives")), int64(d.u64("updates"))
-	s.NegLoss, s.PosLoss = d.f64("negative loss"), d.f64("positive loss")
-	switch {
-	case d.err != nil:
-	case s.Neg < 0 || s.Pos < 0 || s.Updates < 0:
-		d.fail("task %d: negative statistics", i)
-	case uint64(s.Neg)+uint64(s.Pos) > uint64(st.Done) || s.Updates > s.Neg+s.Pos:
-		d.fail("task %d: statistics of %d negative and %d positive rows with %d updates after %d steps", i, s.Neg, s.Pos, s.Updates, st.Done)
-	case !(s.NegLoss >= 0) || !(s.PosLoss >= 0) || math.IsInf(s.NegLoss, 0) || math.IsInf(s.PosLoss, 0):
-		d.fail("task %d: loss sums %v and %v, want finite values >= 0", i, s.NegLoss, s.PosLoss)
-	}
-	n := d.count(1, "ASSIGN state length")
-	at := d.off
-	ab := d.take(n, "ASSIGN state")
-	if d.err != nil {
+	d.stats(st, i)
+	if !d.assigner(f, st, i) || !d.source(f, st, i) {
 		return nil
 	}
-	st.Asg = new(assign.Assigner)
-	if err := st.Asg.UnmarshalBinary(ab); err != nil {
-		d.off = at
-		d.fail("task %d: %v", i, err)
-		return nil
-	}
-	if len(st.Asg.Counts()) != int(f.K) || math.Float64bits(st.Asg.Target()) != math.Float64bits(f.Entropy) {
-		d.off = at
-		d.fail("task %d: ASSIGN state for K = %d, h = %v; the run has K = %d, h = %v", i, len(st.Asg.Counts()), st.Asg.Target(), f.K, f.Entropy)
-		return nil
-	}
-	src := &st.Src
-	src.N, src.Pos, src.Epoch = int64(d.u64("rows")), int64(d.u64("position")), int64(d.u64("epoch"))
-	hasPerm := d.u8("permutation flag")
-	if d.err != nil {
-		return nil
-	}
-	switch {
-	case src.N < 1 || src.N > math.MaxInt32:
-		d.fail("task %d: %d rows", i, src.N)
-	case uint64(src.N) > f.Data.Rows || (f.Flags&FlagOvO == 0 && uint64(src.N) != f.Data.Rows):
-		d.fail("task %d: row source of %d rows, the training data has %d", i, src.N, f.Data.Rows)
-	case src.Pos < 0 || src.Pos > src.N:
-		d.fail("task %d: position %d of %d rows", i, src.Pos, src.N)
-	case src.Epoch < 0 || src.Pos > st.Done || (st.Done-src.Pos)%src.N != 0 || (st.Done-src.Pos)/src.N != src.Epoch:
-		d.fail("task %d: epoch %d, position %d of %d rows after %d steps (one row a step)", i, src.Epoch, src.Pos, src.N, st.Done)
-	case hasPerm > 1 || (hasPerm == 1) != (f.Flags&FlagReshuffle != 0):
-		d.fail("task %d: permutation flag %d with reshuffle %v", i, hasPerm, f.Flags&FlagReshuffle != 0)
-	case hasPerm == 1 && uint64(src.N) > uint64(len(d.b)-d.off)/4:
-		d.fail("task %d: permutation of %d rows needs %d bytes, only %d remain", i, src.N, 4*src.N, len(d.b)-d.off)
-	}
-	if d.err != nil {
-		return nil
-	}
-	if hasPerm == 1 {
-		at := d.off
-		raw := d.take(uint64(4*src.N), "permutation")
-		src.Perm = make([]int32, src.N)
-		seen := make([]bool, src.N)
-		for j := range src.Perm {
-			v := binary.LittleEndian.Uint32(raw[4*j:])
-			if int64(v) >= src.N || seen[v] {
-				d.off = at + 4*j
-				d.fail("task %d: permutation entry %d = %d is out of range or repeated", i, j, v)
-				return nil
-			}
-			seen[v] = true
-			src.Perm[j] = int32(v)
-		}
-	}
-	rb := d.take(PCGSize, "PCG state")
-	if d.err != nil {
-		return nil
-	}
-	if err := new(rand.PCG).UnmarshalBinary(rb); err != nil {
-		d.off -= PCGSize
-		d.fail("task %d: PCG state: %v", i, err)
-		return nil
-	}
-	copy(src.RNG[:], rb)
 	if f.Version >= 2 {
 		switch has := d.u8("early stopping flag"); {
 		case d.err != nil:
@@ -746,6 +672,100 @@ func (d *ckDecoder) taskState(f *Fingerprint, i int) *Task {
 		return nil
 	}
 	return st
+}
+
+// stats decodes the step statistics of task i's snapshot st.
+func (d *ckDecoder) stats(st *Task, i int) {
+	s := &st.Stats
+	s.Neg, s.Pos, s.Updates = int64(d.u64("negatives")), int64(d.u64("positives")), int64(d.u64("updates"))
+	s.NegLoss, s.PosLoss = d.f64("negative loss"), d.f64("positive loss")
+	switch {
+	case d.err != nil:
+	case s.Neg < 0 || s.Pos < 0 || s.Updates < 0:
+		d.fail("task %d: negative statistics", i)
+	case uint64(s.Neg)+uint64(s.Pos) > uint64(st.Done) || s.Updates > s.Neg+s.Pos:
+		d.fail("task %d: statistics of %d negative and %d positive rows with %d updates after %d steps", i, s.Neg, s.Pos, s.Updates, st.Done)
+	case !(s.NegLoss >= 0) || !(s.PosLoss >= 0) || math.IsInf(s.NegLoss, 0) || math.IsInf(s.PosLoss, 0):
+		d.fail("task %d: loss sums %v and %v, want finite values >= 0", i, s.NegLoss, s.PosLoss)
+	}
+}
+
+// assigner decodes the ASSIGN state of task i's snapshot st and reports
+// whether it fits the run.
+func (d *ckDecoder) assigner(f *Fingerprint, st *Task, i int) bool {
+	n := d.count(1, "ASSIGN state length")
+	at := d.off
+	ab := d.take(n, "ASSIGN state")
+	if d.err != nil {
+		return false
+	}
+	st.Asg = new(assign.Assigner)
+	if err := st.Asg.UnmarshalBinary(ab); err != nil {
+		d.off = at
+		d.fail("task %d: %v", i, err)
+		return false
+	}
+	if len(st.Asg.Counts()) != int(f.K) || math.Float64bits(st.Asg.Target()) != math.Float64bits(f.Entropy) {
+		d.off = at
+		d.fail("task %d: ASSIGN state for K = %d, h = %v; the run has K = %d, h = %v", i, len(st.Asg.Counts()), st.Asg.Target(), f.K, f.Entropy)
+		return false
+	}
+	return true
+}
+
+// source decodes the row source position of task i's snapshot st and
+// reports whether it is possible.
+func (d *ckDecoder) source(f *Fingerprint, st *Task, i int) bool {
+	src := &st.Src
+	src.N, src.Pos, src.Epoch = int64(d.u64("rows")), int64(d.u64("position")), int64(d.u64("epoch"))
+	hasPerm := d.u8("permutation flag")
+	if d.err != nil {
+		return false
+	}
+	switch {
+	case src.N < 1 || src.N > math.MaxInt32:
+		d.fail("task %d: %d rows", i, src.N)
+	case uint64(src.N) > f.Data.Rows || (f.Flags&FlagOvO == 0 && uint64(src.N) != f.Data.Rows):
+		d.fail("task %d: row source of %d rows, the training data has %d", i, src.N, f.Data.Rows)
+	case src.Pos < 0 || src.Pos > src.N:
+		d.fail("task %d: position %d of %d rows", i, src.Pos, src.N)
+	case src.Epoch < 0 || src.Pos > st.Done || (st.Done-src.Pos)%src.N != 0 || (st.Done-src.Pos)/src.N != src.Epoch:
+		d.fail("task %d: epoch %d, position %d of %d rows after %d steps (one row a step)", i, src.Epoch, src.Pos, src.N, st.Done)
+	case hasPerm > 1 || (hasPerm == 1) != (f.Flags&FlagReshuffle != 0):
+		d.fail("task %d: permutation flag %d with reshuffle %v", i, hasPerm, f.Flags&FlagReshuffle != 0)
+	case hasPerm == 1 && uint64(src.N) > uint64(len(d.b)-d.off)/4:
+		d.fail("task %d: permutation of %d rows needs %d bytes, only %d remain", i, src.N, 4*src.N, len(d.b)-d.off)
+	}
+	if d.err != nil {
+		return false
+	}
+	if hasPerm == 1 {
+		at := d.off
+		raw := d.take(uint64(4*src.N), "permutation")
+		src.Perm = make([]int32, src.N)
+		seen := make([]bool, src.N)
+		for j := range src.Perm {
+			v := binary.LittleEndian.Uint32(raw[4*j:])
+			if int64(v) >= src.N || seen[v] {
+				d.off = at + 4*j
+				d.fail("task %d: permutation entry %d = %d is out of range or repeated", i, j, v)
+				return false
+			}
+			seen[v] = true
+			src.Perm[j] = int32(v)
+		}
+	}
+	rb := d.take(PCGSize, "PCG state")
+	if d.err != nil {
+		return false
+	}
+	if err := new(rand.PCG).UnmarshalBinary(rb); err != nil {
+		d.off -= PCGSize
+		d.fail("task %d: PCG state: %v", i, err)
+		return false
+	}
+	copy(src.RNG[:], rb)
+	return d.err == nil
 }
 
 // NonFinite returns the index in w.Data of the first weight of a face
