@@ -102,20 +102,20 @@ type Fingerprint struct {
 }
 
 // DataID identifies a data set: its size and the CRC-64 of its contents
-// (DataHash).
+// (dataHash).
 type DataID struct{ Rows, NNZ, Dim, Hash uint64 }
 
 func IDOf(data *sparsevec.CSR) DataID {
-	return DataID{uint64(data.Rows()), uint64(data.NNZ()), uint64(data.Dim), DataHash(data)}
+	return DataID{uint64(data.Rows()), uint64(data.NNZ()), uint64(data.Dim), dataHash(data)}
 }
 
 func (d DataID) String() string {
 	return fmt.Sprintf("%d rows, %d nonzeros, dimension %d, CRC-64 %#016x", d.Rows, d.NNZ, d.Dim, d.Hash)
 }
 
-// DataHash returns the CRC-64 (ECMA) of data's labels, row pointers,
+// dataHash returns the CRC-64 (ECMA) of data's labels, row pointers,
 // indices and values, little-endian.
-func DataHash(data *sparsevec.CSR) uint64 {
+func dataHash(data *sparsevec.CSR) uint64 {
 	le := binary.LittleEndian
 	h := crc64.New(ecma64)
 	buf := make([]byte, 0, 32<<10)
@@ -638,17 +638,9 @@ func (d *ckDecoder) taskState(f *Fingerprint, i int) *Task {
 	if d.err != nil {
 		return nil
 	}
-	w := &sparsevec.Matrix{D: int(dim), K: int(k), Stride: int(stride), Data: make([]float32, dim*stride)}
-	raw := d.take(4*dim*stride, "weights")
-	for j := range w.Data {
-		w.Data[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
-	}
-	if j, ok := NonFinite(w); !ok {
-		d.off -= len(raw) - 4*j
-		d.fail("task %d: weight of feature %d, face %d is %v, want a finite value", i, j/w.Stride, j%w.Stride, w.Data[j])
+	if st.W = d.weights(int(dim), int(k), int(stride), i, "weight"); st.W == nil {
 		return nil
 	}
-	st.W = w
 	d.stats(st, i)
 	if !d.assigner(f, st, i) || !d.source(f, st, i) {
 		return nil
@@ -768,10 +760,28 @@ func (d *ckDecoder) source(f *Fingerprint, st *Task, i int) bool {
 	return d.err == nil
 }
 
-// NonFinite returns the index in w.Data of the first weight of a face
+// weights decodes a dim×k weight matrix of the given stride (whose size
+// the caller has checked against the bytes that remain) of task i, or
+// returns nil after failing on a weight that is not finite; what names
+// the weights in the message ("weight", "best weight").
+func (d *ckDecoder) weights(dim, k, stride, i int, what string) *sparsevec.Matrix {
+	w := &sparsevec.Matrix{D: dim, K: k, Stride: stride, Data: make([]float32, dim*stride)}
+	raw := d.take(uint64(4*dim*stride), what+"s")
+	for j := range w.Data {
+		w.Data[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
+	}
+	if j, ok := nonFinite(w); !ok {
+		d.off -= len(raw) - 4*j
+		d.fail("task %d: %s of feature %d, face %d is %v, want a finite value", i, what, j/w.Stride, j%w.Stride, w.Data[j])
+		return nil
+	}
+	return w
+}
+
+// nonFinite returns the index in w.Data of the first weight of a face
 // (padding columns excluded) that is NaN or infinite, and false; or 0 and
 // true if every weight is finite.
-func NonFinite(w *sparsevec.Matrix) (int, bool) {
+func nonFinite(w *sparsevec.Matrix) (int, bool) {
 	for r := range w.D {
 		row := w.Data[r*w.Stride : r*w.Stride+w.K]
 		for k, v := range row {
@@ -853,17 +863,9 @@ func (d *ckDecoder) stop(f *Fingerprint, st *Task, i int) *Stop {
 	if d.err != nil {
 		return nil
 	}
-	w := &sparsevec.Matrix{D: int(dim), K: st.W.K, Stride: int(stride), Data: make([]float32, dim*stride)}
-	raw := d.take(4*dim*stride, "best weights")
-	for j := range w.Data {
-		w.Data[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
-	}
-	if j, ok := NonFinite(w); !ok {
-		d.off -= len(raw) - 4*j
-		d.fail("task %d: best weight of feature %d, face %d is %v, want a finite value", i, j/w.Stride, j%w.Stride, w.Data[j])
+	if es.W = d.weights(int(dim), st.W.K, int(stride), i, "best weight"); es.W == nil {
 		return nil
 	}
-	es.W = w
 	es.Kept.Entropy = d.f64("best entropy")
 	es.Kept.Counts = make([]int64, st.W.K)
 	for k := range es.Kept.Counts {
