@@ -11,28 +11,28 @@ import (
 )
 
 // cpmLearner registers the Convex Polytope Machine (package sgd).
-var cpmLearner = &Learner{
+var cpmLearner = &registration{
 	name: CPM,
-	flags: []Flag{
+	flags: []flagDef{
 		kFlag("faces per polytope (default 10)"),
-		{Name: "iterations", Aliases: []string{"i"}, Kind: Int64Flag, Default: "10000000", Usage: "SGD steps `T` per polytope",
+		{Name: "iterations", Aliases: []string{"i"}, Kind: int64Flag, Default: "10000000", Usage: "SGD steps `T` per polytope",
 			Check: func(f *Flags) error {
 				if f.Int64("iterations") < 1 {
 					return fmt.Errorf("-i %d: want at least 1 SGD step", f.Int64("iterations"))
 				}
 				return nil
 			}},
-		{Name: "C", Kind: FloatFlag, Default: "1", Usage: "regularisation factor: lambda = 1/(C*T) unless --lambda is given",
+		{Name: "C", Kind: floatFlag, Default: "1", Usage: "regularisation factor: lambda = 1/(C*T) unless --lambda is given",
 			Check: positive("-C", "C", "")},
 		lambdaFlag("L2 regularisation lambda (overrides -C)"),
-		{Name: "entropy", Kind: FloatFlag, Default: "0", Usage: "ASSIGN target assignment entropy h in nats (0 = plain argmax)",
+		{Name: "entropy", Kind: floatFlag, Default: "0", Usage: "ASSIGN target assignment entropy h in nats (0 = plain argmax)",
 			Check: finiteNonNeg("--entropy", "entropy", " (nats; 0 = plain argmax)")},
-		{Name: "cost_ratio", Kind: FloatFlag, Default: "1", Usage: "weight of negative rows' hinge loss relative to positives'",
+		{Name: "cost_ratio", Kind: floatFlag, Default: "1", Usage: "weight of negative rows' hinge loss relative to positives'",
 			Check: positive("--cost_ratio", "cost_ratio", "")},
-		{Name: "reshuffle", Kind: BoolFlag, Default: "false", Usage: "draw a fresh permutation every epoch (default: one shuffled order repeated)"},
-		{Name: "double-sided", Kind: BoolFlag, Default: "false", Usage: "train two polytopes (one per class inside) and score f_outer - f_inner"},
-		{Name: "ovo", Kind: BoolFlag, Default: "false", Usage: "one-vs-one multiclass: a binary CPM per pair of labels, majority vote"},
-		{Name: "workers", Kind: IntFlag, Default: "0", Usage: "polytopes trained at once (default GOMAXPROCS)",
+		{Name: "reshuffle", Kind: boolFlag, Default: "false", Usage: "draw a fresh permutation every epoch (default: one shuffled order repeated)"},
+		{Name: "double-sided", Kind: boolFlag, Default: "false", Usage: "train two polytopes (one per class inside) and score f_outer - f_inner"},
+		{Name: "ovo", Kind: boolFlag, Default: "false", Usage: "one-vs-one multiclass: a binary CPM per pair of labels, majority vote"},
+		{Name: "workers", Kind: intFlag, Default: "0", Usage: "polytopes trained at once (default GOMAXPROCS)",
 			Check: func(f *Flags) error {
 				if f.Int("workers") < 0 {
 					return fmt.Errorf("--workers %d: want at least 1 (or 0 for GOMAXPROCS)", f.Int("workers"))

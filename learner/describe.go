@@ -34,7 +34,7 @@ type Description struct {
 
 // Describe returns the description of m, a model of a registered learner.
 func Describe(m *model.Model) (*Description, error) {
-	l, ok := Lookup(m.Learner)
+	l, ok := lookup(m.Learner)
 	if !ok {
 		return nil, fmt.Errorf("model of unknown learner %q (this build knows %v)", m.Learner, Names())
 	}

@@ -9,26 +9,26 @@ import (
 	"strings"
 )
 
-// FlagKind is the type of a flag's value.
-type FlagKind int
+// flagKind is the type of a flag's value.
+type flagKind int
 
 // Flag kinds.
 const (
-	BoolFlag    FlagKind = iota
-	IntFlag              // int
-	Int64Flag            // int64
-	FloatFlag            // float64
-	StringFlag           // string
-	IntListFlag          // one positive int or a comma-separated list of distinct ones
+	boolFlag    flagKind = iota
+	intFlag              // int
+	int64Flag            // int64
+	floatFlag            // float64
+	stringFlag           // string
+	intListFlag          // one positive int or a comma-separated list of distinct ones
 )
 
-// Flag is a command-line flag a learner reads. Several learners may
+// flagDef is a command-line flag a learner reads. Several learners may
 // declare the same name; it then means the same thing to each, and the
 // first declaration's kind, default and check are used.
-type Flag struct {
+type flagDef struct {
 	Name    string
 	Aliases []string // other spellings of the same flag ("i" for "iterations")
-	Kind    FlagKind
+	Kind    flagKind
 	Default string
 	// Usage says what the flag means to the learner. The -h text lists,
 	// per meaning, the learners that read it.
@@ -46,14 +46,14 @@ type Flag struct {
 // Flags holds the parsed values of every learner's flags.
 type Flags struct {
 	vals  map[string]*flagValue
-	defs  map[string]Flag
+	defs  map[string]flagDef
 	order []string
 }
 
 // AddFlags defines every registered learner's flags on fs and returns
 // their values, to read after fs.Parse.
 func AddFlags(fs *flag.FlagSet) *Flags {
-	f := &Flags{vals: map[string]*flagValue{}, defs: map[string]Flag{}}
+	f := &Flags{vals: map[string]*flagValue{}, defs: map[string]flagDef{}}
 	usage := map[string][][2]string{} // name -> (usage, learners) in registry order
 	for _, l := range registry {
 		for _, d := range l.flags {
@@ -109,7 +109,7 @@ func addUsage(us [][2]string, u, learner string) [][2]string {
 // Build returns the spec of learner name configured by the parsed flags,
 // or an error naming the flag at fault.
 func Build(name string, f *Flags) (Spec, error) {
-	l, ok := Lookup(name)
+	l, ok := lookup(name)
 	if !ok {
 		return Spec{}, fmt.Errorf("unknown learner %q (want one of %s)", name, strings.Join(Names(), ", "))
 	}
@@ -140,13 +140,13 @@ func Build(name string, f *Flags) (Spec, error) {
 // Summary describes learner name as the flags configure it, for log lines
 // ("kperceptron (rbf kernel)").
 func Summary(name string, f *Flags) string {
-	if l, ok := Lookup(name); ok && l.summary != nil {
+	if l, ok := lookup(name); ok && l.summary != nil {
 		return l.summary(f)
 	}
 	return name
 }
 
-func (f *Flags) get(name string, kind FlagKind) *flagValue {
+func (f *Flags) get(name string, kind flagKind) *flagValue {
 	v, ok := f.vals[name]
 	if !ok || v.kind != kind {
 		panic(fmt.Sprintf("learner: no %v flag %q registered", kind, name))
@@ -154,25 +154,25 @@ func (f *Flags) get(name string, kind FlagKind) *flagValue {
 	return v
 }
 
-// Bool returns the value of a BoolFlag. Bool, Int, Int64, Float, String
+// Bool returns the value of a bool flag. Bool, Int, Int64, Float, String
 // and Ints panic if no learner registers the flag with that kind (a
 // programmer error).
-func (f *Flags) Bool(name string) bool { return f.get(name, BoolFlag).b }
+func (f *Flags) Bool(name string) bool { return f.get(name, boolFlag).b }
 
-// Int returns the value of an IntFlag.
-func (f *Flags) Int(name string) int { return int(f.get(name, IntFlag).i) }
+// Int returns the value of an int flag.
+func (f *Flags) Int(name string) int { return int(f.get(name, intFlag).i) }
 
-// Int64 returns the value of an Int64Flag.
-func (f *Flags) Int64(name string) int64 { return f.get(name, Int64Flag).i }
+// Int64 returns the value of an int64 flag.
+func (f *Flags) Int64(name string) int64 { return f.get(name, int64Flag).i }
 
-// Float returns the value of a FloatFlag.
-func (f *Flags) Float(name string) float64 { return f.get(name, FloatFlag).f }
+// Float returns the value of a float flag.
+func (f *Flags) Float(name string) float64 { return f.get(name, floatFlag).f }
 
-// String returns the value of a StringFlag.
-func (f *Flags) String(name string) string { return f.get(name, StringFlag).s }
+// String returns the value of a string flag.
+func (f *Flags) String(name string) string { return f.get(name, stringFlag).s }
 
-// Ints returns the values of an IntListFlag (nil if not given).
-func (f *Flags) Ints(name string) []int { return f.get(name, IntListFlag).list }
+// Ints returns the values of an int list flag (nil if not given).
+func (f *Flags) Ints(name string) []int { return f.get(name, intListFlag).list }
 
 // FloatOf returns the value of the first of names that differs from its
 // default, or the first's value: a learner-specific flag and its shared
@@ -192,9 +192,9 @@ func (f *Flags) isDefault(name string) bool {
 	return f.vals[name].String() == d.String()
 }
 
-// flagValue is a flag.Value of any FlagKind.
+// flagValue is a flag.Value of any flagKind.
 type flagValue struct {
-	kind FlagKind
+	kind flagKind
 	b    bool
 	i    int64
 	f    float64
@@ -207,20 +207,20 @@ func (v *flagValue) isZero() bool {
 	return !v.b && v.i == 0 && v.f == 0 && v.s == "" && v.list == nil
 }
 
-func (v *flagValue) IsBoolFlag() bool { return v.kind == BoolFlag }
+func (v *flagValue) IsBoolFlag() bool { return v.kind == boolFlag }
 
 func (v *flagValue) String() string {
 	if v == nil {
 		return ""
 	}
 	switch v.kind {
-	case BoolFlag:
+	case boolFlag:
 		return strconv.FormatBool(v.b)
-	case IntFlag, Int64Flag:
+	case intFlag, int64Flag:
 		return strconv.FormatInt(v.i, 10)
-	case FloatFlag:
+	case floatFlag:
 		return strconv.FormatFloat(v.f, 'g', -1, 64)
-	case IntListFlag:
+	case intListFlag:
 		var b []string
 		for _, x := range v.list {
 			b = append(b, strconv.Itoa(x))
@@ -235,15 +235,15 @@ var errParse = errors.New("parse error")
 func (v *flagValue) Set(s string) error {
 	var err error
 	switch v.kind {
-	case BoolFlag:
+	case boolFlag:
 		v.b, err = strconv.ParseBool(s)
-	case IntFlag:
+	case intFlag:
 		v.i, err = strconv.ParseInt(s, 0, strconv.IntSize)
-	case Int64Flag:
+	case int64Flag:
 		v.i, err = strconv.ParseInt(s, 0, 64)
-	case FloatFlag:
+	case floatFlag:
 		v.f, err = strconv.ParseFloat(s, 64)
-	case IntListFlag:
+	case intListFlag:
 		return v.setList(s)
 	default:
 		v.s = s

@@ -95,7 +95,7 @@ func TestBuildReadsAndRefuses(t *testing.T) {
 
 // A flag name declared by several learners has one kind and default.
 func TestFlagDeclarationsAgree(t *testing.T) {
-	seen := map[string]Flag{}
+	seen := map[string]flagDef{}
 	for _, l := range registry {
 		for _, d := range l.flags {
 			if d.Refuse {

@@ -13,17 +13,17 @@ import (
 
 // kperceptronLearner registers the kernel perceptron (package
 // kperceptron).
-var kperceptronLearner = &Learner{
+var kperceptronLearner = &registration{
 	name: KernelPerceptron,
-	flags: []Flag{
+	flags: []flagDef{
 		epochsFlag,
-		{Name: "kernel", Kind: StringFlag, Default: "linear", Usage: "kernel: linear, poly ((x.y + coef0)^degree), rbf (exp(-||x-y||^2/(2 sigma^2)))",
+		{Name: "kernel", Kind: stringFlag, Default: "linear", Usage: "kernel: linear, poly ((x.y + coef0)^degree), rbf (exp(-||x-y||^2/(2 sigma^2)))",
 			Check: func(f *Flags) error {
 				_, err := kperceptron.ParseKernelKind(f.String("kernel"))
 				return err
 			}},
 		defaultInt("degree", "polynomial degree p (default 2)"),
-		{Name: "coef0", Kind: FloatFlag, Default: "0", Usage: "polynomial offset c (0: the paper's (x.y)^p)",
+		{Name: "coef0", Kind: floatFlag, Default: "0", Usage: "polynomial offset c (0: the paper's (x.y)^p)",
 			Check: func(f *Flags) error {
 				if v := f.Float("coef0"); math.IsNaN(v) || math.IsInf(v, 0) {
 					return fmt.Errorf("--coef0 %v: want a finite value", v)

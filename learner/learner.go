@@ -4,7 +4,7 @@
 // Build) and describe its models to cpm inspect, plot and eval (Describe).
 // The algorithms live in their own packages (sgd, perceptron, kperceptron,
 // polyceptron, plume); each has one registration in this package (a
-// Learner value in its own file, listed once in registry.go) that maps
+// registration value in its own file, listed once in registry.go) that maps
 // names, flags, label conventions and seeds onto it. Nothing here switches
 // on a learner's name.
 //
@@ -125,7 +125,7 @@ func (s Spec) WithK(k int) Spec {
 // perceptrons' all-together form); the Polyceptron refuses it.
 func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Report, error) {
 	start := time.Now()
-	l, ok := Lookup(s.name())
+	l, ok := lookup(s.name())
 	if !ok {
 		return nil, nil, fmt.Errorf("learner: unknown learner %q (want one of %v)", s.Name, Names())
 	}
@@ -146,7 +146,7 @@ func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Rep
 
 // checkMemory refuses a run of the linear and mixture learners whose
 // weights would exceed s.MaxMemory; see Spec.MaxMemory.
-func (s Spec) checkMemory(l *Learner, data *sparsevec.CSR) error {
+func (s Spec) checkMemory(l *registration, data *sparsevec.CSR) error {
 	if s.MaxMemory <= 0 || l.weightColumns == nil {
 		return nil
 	}
@@ -172,7 +172,7 @@ type Predictor interface {
 
 // NewPredictor returns a predictor for any valid model file.
 func NewPredictor(m *model.Model) (Predictor, error) {
-	l, ok := Lookup(m.Learner)
+	l, ok := lookup(m.Learner)
 	if !ok {
 		return nil, fmt.Errorf("learner: model of unknown learner %q (this build knows %v)", m.Learner, Names())
 	}

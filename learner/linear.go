@@ -12,9 +12,9 @@ import (
 )
 
 // perceptronLearner registers the perceptron (package perceptron).
-var perceptronLearner = &Learner{
+var perceptronLearner = &registration{
 	name:  Perceptron,
-	flags: []Flag{epochsFlag, liftFlag, biasFlag, refuseOvO(Perceptron)},
+	flags: []flagDef{epochsFlag, liftFlag, biasFlag, refuseOvO(Perceptron)},
 	configure: func(f *Flags) (any, error) {
 		c := &perceptron.Config{Epochs: f.Int("epochs"), Lift: lift(f)}
 		c.Bias, c.NoBias = bias(f)
@@ -67,16 +67,16 @@ var perceptronLearner = &Learner{
 }
 
 // polyceptronFlags are the flags both Polyceptrons read.
-var polyceptronFlags = []Flag{
+var polyceptronFlags = []flagDef{
 	kFlag("hyperplanes K (default 2)"), liftFlag, biasFlag,
 	defaultFloat("step", "step size eta (default 0.1 batch, 1 online)"),
 }
 
 // polyceptronOnlineLearner registers the online Polyceptron (package
 // polyceptron, Algorithm 2).
-var polyceptronOnlineLearner = &Learner{
+var polyceptronOnlineLearner = &registration{
 	name:  PolyceptronOnline,
-	flags: append([]Flag{epochsFlag, refuseOvO(PolyceptronOnline)}, polyceptronFlags...),
+	flags: append([]flagDef{epochsFlag, refuseOvO(PolyceptronOnline)}, polyceptronFlags...),
 	maxK:  1 << 16,
 	configure: func(f *Flags) (any, error) {
 		return polyceptronConfig(f, polyceptron.Config{Epochs: f.Int("epochs")}), nil
@@ -93,13 +93,13 @@ var polyceptronOnlineLearner = &Learner{
 
 // polyceptronBatchLearner registers the batch Polyceptron (package
 // polyceptron, Algorithm 1).
-var polyceptronBatchLearner = &Learner{
+var polyceptronBatchLearner = &registration{
 	name: PolyceptronBatch,
-	flags: append([]Flag{
+	flags: append([]flagDef{
 		defaultFloat("poly-gamma", "stop when the summed gradient norm falls below gamma (default 50)"),
-		{Name: "gamma", Kind: FloatFlag, Default: "0", Usage: "same as --poly-gamma", Check: defaultFloat("gamma", "").Check},
+		{Name: "gamma", Kind: floatFlag, Default: "0", Usage: "same as --poly-gamma", Check: defaultFloat("gamma", "").Check},
 		defaultInt("max-iter", "maximum iterations (default 1000)"),
-		{Name: "pocket", Kind: BoolFlag, Default: "false", Usage: "at --max-iter, return the iterate with the fewest training mistakes, not the last"},
+		{Name: "pocket", Kind: boolFlag, Default: "false", Usage: "at --max-iter, return the iterate with the fewest training mistakes, not the last"},
 		defaultInt("restarts", "seeded initialisations, the one with the fewest training mistakes is kept (default 1)"),
 		refuseOvO(PolyceptronBatch),
 	}, polyceptronFlags...),

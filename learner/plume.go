@@ -10,12 +10,12 @@ import (
 )
 
 // plumeFlags are the flags PLUME and SPLA1 both read.
-var plumeFlags = []Flag{
+var plumeFlags = []flagDef{
 	kFlag("experts K (default 2)"), biasFlag,
 	defaultInt("max-iter", "maximum EM iterations (default 100)"),
 	defaultInt("restarts", "seeded initialisations, the highest log-likelihood is kept (default 1)"),
 	lambdaFlag("L2 penalty on the expert weights (default 0: none)"),
-	{Name: "m-step", Kind: StringFlag, Default: "ga", Usage: "M-step ascent: ga (gradient ascent), newton, bfgs",
+	{Name: "m-step", Kind: stringFlag, Default: "ga", Usage: "M-step ascent: ga (gradient ascent), newton, bfgs",
 		Check: func(f *Flags) error {
 			_, err := plume.ParseMStep(f.String("m-step"))
 			return err
@@ -26,11 +26,11 @@ var plumeFlags = []Flag{
 }
 
 // plumeLearner registers PLUME (package plume).
-var plumeLearner = &Learner{
+var plumeLearner = &registration{
 	name: PLUME,
-	flags: append([]Flag{
+	flags: append([]flagDef{
 		defaultFloat("plume-gamma", "gate sharpness gamma (default 1)"),
-		{Name: "gamma", Kind: FloatFlag, Default: "0", Usage: "same as --plume-gamma", Check: defaultFloat("gamma", "").Check},
+		{Name: "gamma", Kind: floatFlag, Default: "0", Usage: "same as --plume-gamma", Check: defaultFloat("gamma", "").Check},
 		refuseOvO(PLUME),
 	}, plumeFlags...),
 	maxK: 1 << 16,
@@ -48,9 +48,9 @@ var plumeLearner = &Learner{
 }
 
 // spla1Learner registers SPLA1, PLUME's hard-gate limit (package plume).
-var spla1Learner = &Learner{
+var spla1Learner = &registration{
 	name: SPLA1,
-	flags: append([]Flag{
+	flags: append([]flagDef{
 		{Name: "gamma", Refuse: true, Usage: "does not apply: spla1 is PLUME's gamma -> infinity limit"},
 		{Name: "plume-gamma", Refuse: true, Usage: "does not apply: spla1 is PLUME's gamma -> infinity limit"},
 		refuseOvO(SPLA1),

@@ -25,9 +25,9 @@ const (
 )
 
 // registry lists every learner, in the order the CLI lists them. Adding a
-// learner is one line here and its registration (a Learner value, in a
+// learner is one line here and its registration (a registration value, in a
 // file of its own in this package).
-var registry = []*Learner{
+var registry = []*registration{
 	cpmLearner,
 	perceptronLearner,
 	kperceptronLearner,
@@ -37,13 +37,13 @@ var registry = []*Learner{
 	spla1Learner,
 }
 
-// Learner is the registration of one learner: its name, the flags it
+// registration is what the package knows of one learner: its name, the flags it
 // reads, and how it trains, predicts and describes its models. The
 // functions take the Spec.Config of the learner's own config type.
-type Learner struct {
+type registration struct {
 	name  string
-	flags []Flag // the flags it reads or refuses
-	maxK  int    // largest -k; 0 means assign.MaxFaces
+	flags []flagDef // the flags it reads or refuses
+	maxK  int       // largest -k; 0 means assign.MaxFaces
 
 	// configure builds the learner's config from parsed flags.
 	configure func(f *Flags) (any, error)
@@ -77,12 +77,12 @@ func Names() []string {
 
 // Known reports whether name is a learner name.
 func Known(name string) bool {
-	_, ok := Lookup(name)
+	_, ok := lookup(name)
 	return ok
 }
 
-// Lookup returns the registration of the learner called name.
-func Lookup(name string) (*Learner, bool) {
+// lookup returns the registration of the learner called name.
+func lookup(name string) (*registration, bool) {
 	for _, l := range registry {
 		if l.name == name {
 			return l, true
@@ -91,18 +91,15 @@ func Lookup(name string) (*Learner, bool) {
 	return nil, false
 }
 
-func mustLookup(name string) *Learner {
-	l, ok := Lookup(name)
+func mustLookup(name string) *registration {
+	l, ok := lookup(name)
 	if !ok {
 		panic(fmt.Sprintf("learner: unknown learner %q", name))
 	}
 	return l
 }
 
-// Name returns the learner's name.
-func (l *Learner) Name() string { return l.name }
-
-func (l *Learner) maxFaces() int {
+func (l *registration) maxFaces() int {
 	if l.maxK == 0 {
 		return assign.MaxFaces
 	}
