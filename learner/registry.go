@@ -8,7 +8,9 @@ import (
 	"github.com/polyhedral/cpm/kperceptron"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/perceptron"
+	"github.com/polyhedral/cpm/plume"
 	"github.com/polyhedral/cpm/polyceptron"
+	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -146,8 +148,10 @@ func predictor[P Predictor](newP func(*model.Model) (P, error)) func(*model.Mode
 	}
 }
 
-// Every family predictor has the one Predictor shape.
+// Every learner's predictor has the one Predictor shape.
 var (
+	_ Predictor = (*sgd.Classifier)(nil)
+	_ Predictor = (*plume.Predictor)(nil)
 	_ Predictor = (*perceptron.Predictor)(nil)
 	_ Predictor = (*kperceptron.Predictor)(nil)
 	_ Predictor = (*polyceptron.Predictor)(nil)
