@@ -1,7 +1,12 @@
 // Package learner gives every learner of the cpm tool one face: train by
-// name (Train), predict with any saved model (NewPredictor), and plug into
-// cross-validation (Spec.Fit). The algorithms live in package sgd; this
-// package only maps names, label conventions and seeds onto them.
+// name (Train), predict with any saved model (NewPredictor), plug into
+// cross-validation (Spec.Fit), read its command-line flags (AddFlags,
+// Build) and describe its models to cpm inspect, plot and eval (Describe).
+// The algorithms live in their own packages (sgd, perceptron, kperceptron,
+// polyceptron, plume); each has one registration in this package (a
+// registration value in its own file, listed once in registry.go) that maps
+// names, flags, label conventions and seeds onto it. Nothing here switches
+// on a learner's name.
 //
 // Label conventions differ between the papers and are kept: CPM puts its
 // outer label outside the polytope (f = max_k W_k x > 0), the Polyceptron,
@@ -12,63 +17,63 @@
 package learner
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/polyhedral/cpm/cv"
 	"github.com/polyhedral/cpm/model"
-	"github.com/polyhedral/cpm/plume"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// Learner names, as accepted by `cpm train --learner` and stored in model
-// files.
-const (
-	CPM               = "cpm"
-	Perceptron        = "perceptron"
-	KernelPerceptron  = "kperceptron"
-	PolyceptronOnline = "polyceptron-online"
-	PolyceptronBatch  = "polyceptron-batch"
-	PLUME             = "plume"
-	SPLA1             = "spla1"
-)
-
-// Names returns the learner names in the order the CLI lists them.
-func Names() []string {
-	return []string{CPM, Perceptron, KernelPerceptron, PolyceptronOnline, PolyceptronBatch, PLUME, SPLA1}
-}
-
-// Spec names a learner and holds the configuration of every learner; only
-// the one of Name is used. The zero value trains a binary CPM with its
-// defaults.
+// Spec names a learner and holds its configuration. The zero value
+// trains a binary CPM with its defaults.
 type Spec struct {
 	Name string // one of Names(); "" means CPM
 
-	CPM         sgd.Config
-	OvO         bool // CPM: one-vs-one multiclass
-	Perceptron  sgd.PerceptronConfig
-	Kernel      sgd.KernelConfig
-	Polyceptron sgd.PolyceptronConfig
-	PLUME       plume.Config // PLUME and SPLA1 (Hard is set by the name)
+	// Config is the learner's configuration: a pointer to the config type
+	// of its registration (*CPMConfig for CPM, *perceptron.Config,
+	// *kperceptron.Config, *polyceptron.Config, *plume.Config). If nil,
+	// the learner trains with its defaults. Train, WithSeed and WithK copy
+	// it; they never change the value it points to.
+	Config any
 
 	// MaxMemory, if > 0, bounds the bytes of weights training allocates,
 	// checked before it starts (error wrapping sgd.ErrMemoryLimit): for
-	// CPM it is CPM.MaxMemory when that is 0 (see sgd.Config.MaxMemory);
-	// the perceptron, the Polyceptron, PLUME and SPLA1 count their
-	// D×StrideFor(K) float32 weights twice (the weights and a kept copy:
-	// the pocket, the best restart); the kernel perceptron keeps support
-	// rows, not weights over features, and is not checked. If 0, there is
-	// no limit.
+	// CPM it is sgd.Config.MaxMemory when that is 0 (see
+	// sgd.Config.MaxMemory); the perceptron, the Polyceptron, PLUME and
+	// SPLA1 count their D×StrideFor(K) float32 weights twice (the weights
+	// and a kept copy: the pocket, the best restart); the kernel
+	// perceptron keeps support rows, not weights over features, and is not
+	// checked. If 0, there is no limit.
 	MaxMemory int64
 
 	// Label, if set, picks the distinguished label of binary data: CPM's
 	// outer label, the perceptrons' positive label, the Polyceptron's
 	// inside label. By default it is the larger label.
 	Label *float32
+}
+
+// CPMConfig is the configuration of the CPM learner: the trainer's and
+// whether multiclass data trains one-vs-one.
+type CPMConfig struct {
+	sgd.Config
+	OvO bool // one-vs-one multiclass
+}
+
+// CPM returns the CPM configuration of s, a CPM spec, creating it if
+// Config is nil; it returns nil when s names another learner. The result
+// points into s: changing it changes s and every copy of s made before.
+func (s *Spec) CPM() *CPMConfig {
+	if s.name() != CPM {
+		return nil
+	}
+	if s.Config == nil {
+		s.Config = &CPMConfig{}
+	}
+	c, _ := s.Config.(*CPMConfig)
+	return c
 }
 
 // Report summarises a training run for logs and metrics.
@@ -91,12 +96,6 @@ type Report struct {
 	GradNorm      []float64 // batch Polyceptron: Σ_k ‖∇_k‖ per iteration of the kept restart
 }
 
-// WithSeed returns s with every learner's seed set to seed.
-func (s Spec) WithSeed(seed uint64) Spec {
-	s.CPM.Seed, s.Perceptron.Seed, s.Kernel.Seed, s.Polyceptron.Seed, s.PLUME.Seed = seed, seed, seed, seed, seed
-	return s
-}
-
 func (s Spec) name() string {
 	if s.Name == "" {
 		return CPM
@@ -104,94 +103,42 @@ func (s Spec) name() string {
 	return s.Name
 }
 
+// WithSeed returns s with the learner's seed set to seed. It panics if s
+// names no learner.
+func (s Spec) WithSeed(seed uint64) Spec {
+	s.Config = mustLookup(s.name()).withSeed(s.Config, seed)
+	return s
+}
+
+// WithK returns s with the number of faces (CPM), hyperplanes
+// (Polyceptron) or experts set to k; learners without a K ignore it. It
+// panics if s names no learner.
+func (s Spec) WithK(k int) Spec {
+	if l := mustLookup(s.name()); l.withK != nil {
+		s.Config = l.withK(s.Config, k)
+	}
+	return s
+}
+
 // Train trains the learner s names on in-memory data. Data with more than
 // two labels trains the multiclass form (CPM one-vs-one only with OvO; the
 // perceptrons' all-together form); the Polyceptron refuses it.
 func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Report, error) {
 	start := time.Now()
-	rep := &Report{Learner: s.name()}
-	if err := s.checkMemory(data); err != nil {
+	l, ok := lookup(s.name())
+	if !ok {
+		return nil, nil, fmt.Errorf("learner: unknown learner %q (want one of %v)", s.Name, Names())
+	}
+	if err := l.checkConfig(s.Config); err != nil {
 		return nil, nil, err
 	}
-	if s.CPM.MaxMemory == 0 {
-		s.CPM.MaxMemory = s.MaxMemory
+	if err := s.checkMemory(l, data); err != nil {
+		return nil, nil, err
 	}
-	var m *model.Model
-	switch s.name() {
-	case CPM:
-		var (
-			r   *sgd.Report
-			err error
-		)
-		if s.OvO {
-			if s.Label != nil {
-				return nil, nil, fmt.Errorf("learner: an outer label does not apply to one-vs-one training")
-			}
-			m, r, err = sgd.TrainOvO(ctx, s.CPM, data)
-		} else {
-			m, r, err = sgd.Train(ctx, s.CPM, data, s.Label)
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		rep.CPM = r
-		rep.Hyperplanes = len(m.Weights) * m.K
-	case Perceptron:
-		cfg := s.Perceptron
-		cfg.Positive = s.Label
-		p, r, err := sgd.TrainPerceptron(ctx, cfg, data)
-		if err != nil {
-			return nil, nil, err
-		}
-		m = p.Model()
-		rep.Epochs, rep.Converged, rep.Mistakes = r.Epochs, r.Converged, r.TotalMistakes()
-		rep.Hyperplanes = m.K
-		rep.EpochMistakes = r.Mistakes
-	case KernelPerceptron:
-		if s.Label != nil {
-			return nil, nil, fmt.Errorf("learner: the kernel perceptron predicts the larger label for a positive score; a positive label cannot be chosen")
-		}
-		p, r, err := sgd.TrainKernelPerceptron(ctx, s.Kernel, data)
-		if err != nil {
-			return nil, nil, err
-		}
-		m = p.Model()
-		rep.Epochs, rep.Converged, rep.Support = r.Epochs, r.Converged, r.Support
-		for _, n := range r.Mistakes {
-			rep.Mistakes += n
-		}
-		rep.EpochMistakes = r.Mistakes
-	case PolyceptronOnline, PolyceptronBatch:
-		cfg := s.Polyceptron
-		cfg.Inside = s.Label
-		train := sgd.TrainPolyceptronBatch
-		if s.name() == PolyceptronOnline {
-			train = sgd.TrainPolyceptronOnline
-		}
-		p, r, err := train(ctx, cfg, data)
-		if err != nil {
-			return nil, nil, err
-		}
-		m = p.Model()
-		rep.Epochs, rep.Converged, rep.TrainError = r.Epochs, r.Converged, r.TrainError
-		for _, n := range r.Mistakes {
-			rep.Mistakes += n
-		}
-		rep.Hyperplanes = m.K
-		rep.EpochMistakes, rep.GradNorm = r.Mistakes, r.GradNorm
-	case PLUME, SPLA1:
-		cfg := s.PLUME
-		cfg.Inside, cfg.Hard = s.Label, s.name() == SPLA1
-		p, r, err := plume.Train(ctx, cfg, data)
-		if err != nil {
-			return nil, nil, err
-		}
-		m = p.Model()
-		rep.Epochs, rep.Converged, rep.TrainError = r.Iterations, r.Converged, r.TrainError
-		rep.Hyperplanes = m.K
-		rep.LogLik = r.LogLik
-	default:
-		return nil, nil, fmt.Errorf("learner: unknown learner %q (want one of %v)", s.Name, Names())
+	rep := &Report{Learner: s.name()}
+	m, err := l.train(ctx, s, data, rep)
+	if err != nil {
+		return nil, nil, err
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return m, rep, nil
@@ -199,24 +146,11 @@ func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Rep
 
 // checkMemory refuses a run of the linear and mixture learners whose
 // weights would exceed s.MaxMemory; see Spec.MaxMemory.
-func (s Spec) checkMemory(data *sparsevec.CSR) error {
-	if s.MaxMemory <= 0 {
+func (s Spec) checkMemory(l *registration, data *sparsevec.CSR) error {
+	if s.MaxMemory <= 0 || l.weightColumns == nil {
 		return nil
 	}
-	var k int
-	switch s.name() {
-	case Perceptron:
-		k = max(len(sgd.Labels(data)), 2)
-		if k == 2 {
-			k = 1 // binary: one weight vector
-		}
-	case PolyceptronOnline, PolyceptronBatch:
-		k = cmp.Or(s.Polyceptron.K, 2)
-	case PLUME, SPLA1:
-		k = cmp.Or(s.PLUME.K, 2)
-	default:
-		return nil
-	}
+	k := l.weightColumns(s.Config, data)
 	if k < 1 {
 		return nil // the learner refuses K itself
 	}
@@ -238,32 +172,11 @@ type Predictor interface {
 
 // NewPredictor returns a predictor for any valid model file.
 func NewPredictor(m *model.Model) (Predictor, error) {
-	switch m.Learner {
-	case CPM:
-		return sgd.NewClassifier(m)
-	case Perceptron, PolyceptronOnline, PolyceptronBatch:
-		return sgd.NewLinearClassifier(m)
-	case KernelPerceptron:
-		p, err := sgd.KernelPerceptronFromModel(m)
-		if err != nil {
-			return nil, err
-		}
-		return kernelPredictor{p.NewKernelPredictor()}, nil
-	case PLUME, SPLA1:
-		p, err := plume.FromModel(m)
-		if err != nil {
-			return nil, err
-		}
-		return p.NewPredictor(), nil
+	l, ok := lookup(m.Learner)
+	if !ok {
+		return nil, fmt.Errorf("learner: model of unknown learner %q (this build knows %v)", m.Learner, Names())
 	}
-	return nil, fmt.Errorf("learner: model of unknown learner %q (this build knows %v)", m.Learner, Names())
-}
-
-type kernelPredictor struct{ p *sgd.KernelPredictor }
-
-func (k kernelPredictor) Predict(x sparsevec.Vector) (float32, float32, int) {
-	l, s := k.p.Predict(x)
-	return l, s, -1
+	return l.newPredictor(m)
 }
 
 // Fit returns a cross-validation fit function training s with each fold's
@@ -291,16 +204,6 @@ func (l labelOnly) Predict(x sparsevec.Vector) float32 {
 
 // IsMulticlass reports whether m predicts more than two labels.
 func IsMulticlass(m *model.Model) bool { return m.OvO || m.Multiclass }
-
-// Known reports whether name is a learner name.
-func Known(name string) bool { return slices.Contains(Names(), name) }
-
-// WithK returns s with the number of faces (CPM), hyperplanes (Polyceptron)
-// or experts set to k.
-func (s Spec) WithK(k int) Spec {
-	s.CPM.K, s.Polyceptron.K, s.PLUME.K = k, k, k
-	return s
-}
 
 // KChoice is the cross-validated accuracy of one candidate K.
 type KChoice struct {

@@ -7,8 +7,11 @@ import (
 	"testing"
 
 	"github.com/polyhedral/cpm/cv"
+	"github.com/polyhedral/cpm/kperceptron"
 	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/perceptron"
 	"github.com/polyhedral/cpm/plume"
+	"github.com/polyhedral/cpm/polyceptron"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
@@ -26,13 +29,13 @@ func load(t *testing.T, name string) *sparsevec.CSR {
 // specs returns a quick configuration of every learner.
 func specs() map[string]Spec {
 	return map[string]Spec{
-		CPM:               {Name: CPM, CPM: sgd.Config{K: 3, Iterations: 20000}},
-		Perceptron:        {Name: Perceptron, Perceptron: sgd.PerceptronConfig{Epochs: 20}},
-		KernelPerceptron:  {Name: KernelPerceptron, Kernel: sgd.KernelConfig{Kernel: sgd.Kernel{Kind: sgd.RBFKernel, Sigma: 1}, Epochs: 20}},
-		PolyceptronOnline: {Name: PolyceptronOnline, Polyceptron: sgd.PolyceptronConfig{K: 2, Epochs: 20}},
-		PolyceptronBatch:  {Name: PolyceptronBatch, Polyceptron: sgd.PolyceptronConfig{K: 2, Gamma: 10}},
-		PLUME:             {Name: PLUME, PLUME: plume.Config{K: 2, MStep: plume.BFGS}},
-		SPLA1:             {Name: SPLA1, PLUME: plume.Config{K: 2}},
+		CPM:               {Name: CPM, Config: &CPMConfig{Config: sgd.Config{K: 3, Iterations: 20000}}},
+		Perceptron:        {Name: Perceptron, Config: &perceptron.Config{Epochs: 20}},
+		KernelPerceptron:  {Name: KernelPerceptron, Config: &kperceptron.Config{Kernel: kperceptron.Kernel{Kind: kperceptron.RBFKernel, Sigma: 1}, Epochs: 20}},
+		PolyceptronOnline: {Name: PolyceptronOnline, Config: &polyceptron.Config{K: 2, Epochs: 20}},
+		PolyceptronBatch:  {Name: PolyceptronBatch, Config: &polyceptron.Config{K: 2, Gamma: 10}},
+		PLUME:             {Name: PLUME, Config: &plume.Config{K: 2, MStep: plume.BFGS}},
+		SPLA1:             {Name: SPLA1, Config: &plume.Config{K: 2}},
 	}
 }
 
@@ -109,7 +112,7 @@ func TestMulticlassDataTrainsMulticlassFormOrRefuses(t *testing.T) {
 		}
 	}
 	s := specs()[CPM]
-	s.OvO = true
+	s.Config = &CPMConfig{Config: s.CPM().Config, OvO: true}
 	if m, _, err := Train(context.Background(), s, data); err != nil || !m.OvO {
 		t.Errorf("cpm --ovo on iris: err %v", err)
 	}

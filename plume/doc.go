@@ -15,7 +15,7 @@
 //
 // As γ → ∞ the gate picks r = argmin_k s_k and p(y = +1 | x) = σ(min_k s_k):
 // the polyhedral classifier h(x) = min_k s_k of eq. 1-2, positive class
-// inside, the convention of sgd.Polyceptron. Every log-probability is
+// inside, the convention of polyceptron.Polyceptron. Every log-probability is
 // computed stably: the gate through a log-sum-exp shifted by −γ·min s, the
 // experts through log σ(z) = −log1p(e^{−z}) (z ≥ 0) or z − log1p(e^{z}).
 //

@@ -4,6 +4,7 @@ package sgd
 
 import (
 	"errors"
+	"github.com/polyhedral/cpm/sgd/internal/checkpoint"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -31,7 +32,7 @@ func TestLoadCheckpointCapped(t *testing.T) {
 	}
 
 	badVersion := filepath.Join(dir, "version")
-	if err := os.WriteFile(badVersion, append([]byte(ckMagic+"\x07\x00\x00\x00"), make([]byte, 4<<20)...), 0o644); err != nil {
+	if err := os.WriteFile(badVersion, append([]byte(checkpoint.Magic+"\x07\x00\x00\x00"), make([]byte, 4<<20)...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var before, after runtime.MemStats
@@ -48,7 +49,7 @@ func TestLoadCheckpointCapped(t *testing.T) {
 
 	const limit = 1 << 20
 	big := filepath.Join(dir, "big")
-	if err := os.WriteFile(big, append([]byte(ckMagic+"\x02\x00\x00\x00"), make([]byte, limit)...), 0o644); err != nil {
+	if err := os.WriteFile(big, append([]byte(checkpoint.Magic+"\x02\x00\x00\x00"), make([]byte, limit)...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var ce *CheckpointError
@@ -66,7 +67,7 @@ func TestLoadCheckpointCapped(t *testing.T) {
 			return
 		}
 		defer f.Close()
-		f.Write([]byte(ckMagic + "\x02\x00\x00\x00"))
+		f.Write([]byte(checkpoint.Magic + "\x02\x00\x00\x00"))
 		buf := make([]byte, 64<<10)
 		for {
 			if _, err := f.Write(buf); err != nil {

@@ -3,6 +3,7 @@ package sgd
 import (
 	"bytes"
 	"errors"
+	"github.com/polyhedral/cpm/sgd/internal/checkpoint"
 	"testing"
 
 	"github.com/polyhedral/cpm/sparsevec"
@@ -27,7 +28,7 @@ func FuzzReadCheckpoint(f *testing.F) {
 	f.Add(earlyStopCheckpoint(f))
 	f.Add(good[:len(good)/2])
 	f.Add(fixCRC(good[:len(good)-9]))
-	f.Add([]byte(ckMagic))
+	f.Add([]byte(checkpoint.Magic))
 	for _, bad := range inconsistentCheckpoints(f) {
 		f.Add(bad.b)
 	}
@@ -45,7 +46,7 @@ func FuzzReadCheckpoint(f *testing.F) {
 				t.Fatalf("accepted a non-canonical encoding:\n in %x\nout %x", in, out)
 			}
 			for _, st := range ck.tasks {
-				if st == nil || st.src.n > 1000 {
+				if st == nil || st.Src.N > 1000 {
 					continue
 				}
 				fuzzRestore(t, ck.fp, st)
@@ -57,7 +58,7 @@ func FuzzReadCheckpoint(f *testing.F) {
 // fuzzRestore restores st into a polytope and a source over st.src.n empty
 // rows and takes a few steps.
 func fuzzRestore(t *testing.T, fp *fingerprint, st *taskState) {
-	cfg, err := Config{K: int(fp.k), Entropy: fp.entropy, Lambda: fp.lambda, Iterations: fp.iterations}.withDefaults()
+	cfg, err := Config{K: int(fp.K), Entropy: fp.Entropy, Lambda: fp.Lambda, Iterations: fp.Iterations}.withDefaults()
 	if err != nil {
 		t.Fatalf("decoded fingerprint gives an invalid config: %v", err)
 	}
@@ -69,24 +70,24 @@ func fuzzRestore(t *testing.T, fp *fingerprint, st *taskState) {
 		t.Fatalf("restoring a decoded snapshot: %v", err)
 	}
 	var data sparsevec.CSR
-	for range st.src.n {
+	for range st.Src.N {
 		data.Append(1, sparsevec.Vector{})
 	}
-	src, err := NewMemorySource(&data, nil, fp.seed, 1, st.src.perm != nil)
+	src, err := newMemorySource(&data, nil, fp.Seed, 1, st.Src.Perm != nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := src.restore(&st.src); err != nil {
+	if err := src.restore(&st.Src); err != nil {
 		t.Fatalf("restoring a decoded source: %v", err)
 	}
 	for i := range 50 {
 		x, y, id, _ := src.Next()
 		p.Step(x, y == 1 && i%2 == 0, id)
 	}
-	if st.early != nil {
+	if st.Early != nil {
 		// Roll back to the decoded best weights and step on from there.
-		s := &stopper{patience: int(fp.patience), every: fp.validEvery}
-		s.restore(st.early)
+		s := &stopper{patience: int(fp.Patience), every: fp.ValidEvery}
+		s.restore(st.Early)
 		s.keepBest(p)
 		for i := range 10 {
 			x, _, id, _ := src.Next()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/polyhedral/cpm/sgd/internal/checkpoint"
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
@@ -177,7 +178,7 @@ func TestResumeAfterIntervalCheckpoints(t *testing.T) {
 
 // snapshotOf trains a fresh polytope and source for steps steps and returns
 // them.
-func snapshotOf(t *testing.T, cfg Config, data *sparsevec.CSR, steps int) (*Polytope, *MemorySource) {
+func snapshotOf(t *testing.T, cfg Config, data *sparsevec.CSR, steps int) (*polytope, *memorySource) {
 	t.Helper()
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -188,7 +189,7 @@ func snapshotOf(t *testing.T, cfg Config, data *sparsevec.CSR, steps int) (*Poly
 		t.Fatal(err)
 	}
 	p.asg.Reserve(data.Rows())
-	src, err := NewMemorySource(data, nil, cfg.Seed, mix(0), cfg.Reshuffle)
+	src, err := newMemorySource(data, nil, cfg.Seed, mix(0), cfg.Reshuffle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,8 +217,8 @@ func TestCheckpointStateRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec := appendTaskState(nil, &taskState{done: 1000, t: p.t, scale: p.scale, w: p.W, stats: p.stats, asg: p.asg, src: src.state()})
-	file := appendFile(nil, fp.appendHead(nil), [][]byte{sec})
+	sec := checkpoint.AppendTask(nil, &taskState{Done: 1000, T: p.t, Scale: p.scale, W: p.W, Stats: p.stats, Asg: p.asg, Src: src.state()})
+	file := checkpoint.AppendFile(nil, fp.AppendHead(nil), [][]byte{sec})
 	ck, err := ReadCheckpoint(file, "test")
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +227,7 @@ func TestCheckpointStateRoundTrip(t *testing.T) {
 		t.Fatal("decoded checkpoint re-encodes differently")
 	}
 	st := ck.tasks[0]
-	if got := appendTaskState(nil, st); !bytes.Equal(got, sec) {
+	if got := checkpoint.AppendTask(nil, st); !bytes.Equal(got, sec) {
 		t.Fatal("decoded snapshot re-encodes differently")
 	}
 
@@ -234,13 +235,13 @@ func TestCheckpointStateRoundTrip(t *testing.T) {
 	if err := q.restore(st); err != nil {
 		t.Fatal(err)
 	}
-	if err := src2.restore(&st.src); err != nil {
+	if err := src2.restore(&st.Src); err != nil {
 		t.Fatal(err)
 	}
 	if math.Float64bits(q.scale) != math.Float64bits(p.scale) || q.t != p.t || q.stats != p.stats {
 		t.Fatalf("restored scale %v t %d stats %+v, want %v %d %+v", q.scale, q.t, q.stats, p.scale, p.t, p.stats)
 	}
-	if again := appendTaskState(nil, &taskState{done: 1000, t: q.t, scale: q.scale, w: q.W, stats: q.stats, asg: q.asg, src: src2.state()}); !bytes.Equal(again, sec) {
+	if again := checkpoint.AppendTask(nil, &taskState{Done: 1000, T: q.t, Scale: q.scale, W: q.W, Stats: q.stats, Asg: q.asg, Src: src2.state()}); !bytes.Equal(again, sec) {
 		t.Fatal("restored state encodes differently")
 	}
 	// Continue both for a few epochs (reshuffles and folds included).
@@ -259,7 +260,7 @@ func TestCheckpointStateRoundTrip(t *testing.T) {
 		t.Fatal("scale or ASSIGN state diverge after resuming")
 	}
 	// The restored state is a copy: training q did not touch the checkpoint.
-	if again := appendTaskState(nil, st); !bytes.Equal(again, sec) {
+	if again := checkpoint.AppendTask(nil, st); !bytes.Equal(again, sec) {
 		t.Fatal("training a restored polytope modified the checkpoint")
 	}
 }
@@ -353,7 +354,7 @@ func fixCRC(b []byte) []byte {
 		return b
 	}
 	c := bytes.Clone(b)
-	binary.LittleEndian.PutUint32(c[len(c)-4:], crc32.Checksum(c[:len(c)-4], castagnoli))
+	binary.LittleEndian.PutUint32(c[len(c)-4:], crc32.Checksum(c[:len(c)-4], crc32.MakeTable(crc32.Castagnoli)))
 	return c
 }
 
@@ -370,7 +371,7 @@ func TestReadCheckpointRefusesDamage(t *testing.T) {
 			t.Fatalf("truncated to %d bytes: accepted", n)
 		}
 	}
-	for i := len(ckMagic) + 4; i < len(good); i++ {
+	for i := len(checkpoint.Magic) + 4; i < len(good); i++ {
 		b := bytes.Clone(good)
 		b[i] ^= 0x10
 		if _, err := ReadCheckpoint(b, "flip"); !errors.Is(err, ErrCheckpointCorrupt) {
@@ -388,7 +389,7 @@ func TestReadCheckpointRefusesDamage(t *testing.T) {
 		t.Fatalf("wrong magic: %v", err)
 	}
 	b = bytes.Clone(good)
-	b[len(ckMagic)] = 9
+	b[len(checkpoint.Magic)] = 9
 	if _, err := ReadCheckpoint(b, "version"); !errors.Is(err, ErrCheckpointVersion) {
 		t.Fatalf("wrong version: %v", err)
 	}
@@ -452,7 +453,7 @@ func TestResumeFromVersion1(t *testing.T) {
 	cfg.Checkpoint.Every = 700
 	ck := c.trainUntil(t, cfg, path, 2000)
 	// Version 1 is version 2 without the early-stopping byte.
-	ck.fp.version = 1
+	ck.fp.Version = 1
 	var secs [][]byte
 	for _, sec := range ck.raw {
 		if sec != nil {
@@ -463,8 +464,8 @@ func TestResumeFromVersion1(t *testing.T) {
 		}
 		secs = append(secs, sec)
 	}
-	v1 := appendFile(nil, ck.fp.appendHead(nil), secs)
-	if binary.LittleEndian.Uint32(v1[len(ckMagic):]) != 1 {
+	v1 := checkpoint.AppendFile(nil, ck.fp.AppendHead(nil), secs)
+	if binary.LittleEndian.Uint32(v1[len(checkpoint.Magic):]) != 1 {
 		t.Fatal("not a version 1 file")
 	}
 	old, err := ReadCheckpoint(v1, "v1")
@@ -484,7 +485,7 @@ func TestResumeFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := binary.LittleEndian.Uint32(b[len(ckMagic):]); v != ckVersion {
+	if v := binary.LittleEndian.Uint32(b[len(checkpoint.Magic):]); v != checkpoint.Version {
 		t.Fatalf("resumed run wrote version %d", v)
 	}
 	if _, err := ReadCheckpoint(b, path); err != nil {
@@ -510,26 +511,26 @@ func inconsistentCheckpoints(t testing.TB) []badCheckpoint {
 	var out []badCheckpoint
 	edit := func(want string, change func(st *taskState)) {
 		st := *ck.tasks[0]
-		w := *st.w
+		w := *st.W
 		w.Data = slices.Clone(w.Data)
-		st.w = &w
+		st.W = &w
 		change(&st)
 		secs := slices.Clone(ck.raw)
-		secs[0] = appendTaskState(nil, &st)
-		out = append(out, badCheckpoint{want, appendFile(nil, ck.fp.appendHead(nil), secs)})
+		secs[0] = checkpoint.AppendTask(nil, &st)
+		out = append(out, badCheckpoint{want, checkpoint.AppendFile(nil, ck.fp.AppendHead(nil), secs)})
 	}
-	edit("weight of feature 1, face 1 is NaN", func(st *taskState) { st.w.Data[st.w.Stride+1] = float32(math.NaN()) })
-	edit("weight of feature 0, face 0 is +Inf", func(st *taskState) { st.w.Data[0] = float32(math.Inf(1)) })
-	edit("loss sums", func(st *taskState) { st.stats.posLoss = math.NaN() })
-	edit("loss sums", func(st *taskState) { st.stats.negLoss = -1 })
-	edit("statistics of", func(st *taskState) { st.stats.neg = st.done + 1 })
-	edit("statistics of", func(st *taskState) { st.stats.updates = st.stats.neg + st.stats.pos + 1 })
+	edit("weight of feature 1, face 1 is NaN", func(st *taskState) { st.W.Data[st.W.Stride+1] = float32(math.NaN()) })
+	edit("weight of feature 0, face 0 is +Inf", func(st *taskState) { st.W.Data[0] = float32(math.Inf(1)) })
+	edit("loss sums", func(st *taskState) { st.Stats.PosLoss = math.NaN() })
+	edit("loss sums", func(st *taskState) { st.Stats.NegLoss = -1 })
+	edit("statistics of", func(st *taskState) { st.Stats.Neg = st.Done + 1 })
+	edit("statistics of", func(st *taskState) { st.Stats.Updates = st.Stats.Neg + st.Stats.Pos + 1 })
 	edit("row source of 13 rows", func(st *taskState) {
-		st.src.n++
-		st.src.perm = append(slices.Clone(st.src.perm), int32(st.src.n-1))
+		st.Src.N++
+		st.Src.Perm = append(slices.Clone(st.Src.Perm), int32(st.Src.N-1))
 	})
-	edit("epoch 4, position 4 of 12 rows after 40 steps", func(st *taskState) { st.src.epoch++ })
-	edit("epoch 3, position 5 of 12 rows after 40 steps", func(st *taskState) { st.src.pos = (st.src.pos + 1) % st.src.n })
+	edit("epoch 4, position 4 of 12 rows after 40 steps", func(st *taskState) { st.Src.Epoch++ })
+	edit("epoch 3, position 5 of 12 rows after 40 steps", func(st *taskState) { st.Src.Pos = (st.Src.Pos + 1) % st.Src.N })
 	return out
 }
 

@@ -12,10 +12,10 @@ import (
 // weights (2^-20). See the package comment.
 const foldBelow = 1.0 / (1 << 20)
 
-// Polytope is the SGD state of one convex polytope: Algorithm 1 of
+// polytope is the SGD state of one convex polytope: Algorithm 1 of
 // Kantchelian et al. (NIPS 2014) with lazy L2 scaling. The true weights are
 // scale·W; row 0 of W is the bias row.
-type Polytope struct {
+type polytope struct {
 	W *sparsevec.Matrix
 
 	scale     float64 // s: true weights are s·W
@@ -37,37 +37,26 @@ type Polytope struct {
 	kept *keptStats
 }
 
-type keptStats struct {
-	counts  []int64
-	entropy float64
-}
-
 // counts returns the per-face assignment counts to report.
-func (p *Polytope) counts() []int64 {
+func (p *polytope) counts() []int64 {
 	if p.kept != nil {
-		return p.kept.counts
+		return p.kept.Counts
 	}
 	return p.asg.Counts()
 }
 
 // entropy returns the assignment entropy to report.
-func (p *Polytope) entropy() float64 {
+func (p *polytope) entropy() float64 {
 	if p.kept != nil {
-		return p.kept.entropy
+		return p.kept.Entropy
 	}
 	return p.asg.Entropy()
-}
-
-type stepStats struct {
-	neg, pos         int64
-	negLoss, posLoss float64
-	updates          int64
 }
 
 // newPolytope returns a zero polytope with k faces over d feature rows
 // (row 0 is the bias; d grows on demand as Step sees larger indices).
 // cfg must have been completed by withDefaults.
-func newPolytope(cfg Config, d int) (*Polytope, error) {
+func newPolytope(cfg Config, d int) (*polytope, error) {
 	a, err := assign.New(cfg.K, cfg.Entropy)
 	if err != nil {
 		return nil, err
@@ -76,7 +65,7 @@ func newPolytope(cfg Config, d int) (*Polytope, error) {
 		d = 1
 	}
 	w := sparsevec.NewMatrix(d, cfg.K)
-	return &Polytope{
+	return &polytope{
 		W:         w,
 		scale:     1,
 		lambda:    cfg.Lambda,
@@ -91,7 +80,7 @@ func newPolytope(cfg Config, d int) (*Polytope, error) {
 
 // warm makes p continue from weights w (true weights: scale 1) after t
 // steps: a warm start. w must have p's K; rows beyond w.D stay zero.
-func (p *Polytope) warm(w *sparsevec.Matrix, t int64) {
+func (p *polytope) warm(w *sparsevec.Matrix, t int64) {
 	p.W.Grow(w.D)
 	copy(p.W.Data, w.Data[:w.D*w.Stride])
 	p.scale, p.t = 1, t
@@ -100,11 +89,11 @@ func (p *Polytope) warm(w *sparsevec.Matrix, t int64) {
 // restore sets p to the snapshot st: raw weights and lazy scale as they
 // were (not folded), step counter, statistics and ASSIGN state. The
 // snapshot is copied, not referenced.
-func (p *Polytope) restore(st *taskState) error {
-	if st.w.K != p.W.K || st.w.Stride != p.W.Stride {
-		return fmt.Errorf("sgd: snapshot has K = %d, the polytope %d", st.w.K, p.W.K)
+func (p *polytope) restore(st *taskState) error {
+	if st.W.K != p.W.K || st.W.Stride != p.W.Stride {
+		return fmt.Errorf("sgd: snapshot has K = %d, the polytope %d", st.W.K, p.W.K)
 	}
-	b, err := st.asg.MarshalBinary()
+	b, err := st.Asg.MarshalBinary()
 	if err != nil {
 		return err
 	}
@@ -112,14 +101,14 @@ func (p *Polytope) restore(st *taskState) error {
 	if err := a.UnmarshalBinary(b); err != nil {
 		return err
 	}
-	p.W = &sparsevec.Matrix{D: st.w.D, K: st.w.K, Stride: st.w.Stride, Data: slices.Clone(st.w.Data)}
-	p.scale, p.t, p.stats, p.asg = st.scale, st.t, st.stats, a
+	p.W = &sparsevec.Matrix{D: st.W.D, K: st.W.K, Stride: st.W.Stride, Data: slices.Clone(st.W.Data)}
+	p.scale, p.t, p.stats, p.asg = st.Scale, st.T, st.Stats, a
 	return nil
 }
 
 // scores fills p.score with the true scores of x and returns the face with
 // the highest score (lowest index on ties).
-func (p *Polytope) scores(x sparsevec.Vector) int {
+func (p *polytope) scores(x sparsevec.Vector) int {
 	p.W.Scores(p.raw, x)
 	k := p.W.K
 	row0 := p.W.Row(0)[:k]
@@ -142,7 +131,7 @@ func (p *Polytope) scores(x sparsevec.Vector) int {
 // row for ASSIGN's dictionary (stable across epochs). It does not allocate
 // unless x has a feature index beyond W's rows or id is beyond the reserved
 // dictionary.
-func (p *Polytope) Step(x sparsevec.Vector, positive bool, id int) {
+func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) {
 	if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= p.W.D {
 		p.W.Grow(int(x.Idx[n-1]) + 1)
 	}
@@ -163,13 +152,13 @@ func (p *Polytope) Step(x sparsevec.Vector, positive bool, id int) {
 	sc := p.score[:k]
 	st := &p.stats
 	if !positive {
-		st.neg++
+		st.Neg++
 		a := float32(-p.costRatio * eta / p.scale)
 		c := p.coef[:k]
 		n, last := 0, 0
 		for j, v := range sc {
 			if v > -1 {
-				st.negLoss += float64(1 + v)
+				st.NegLoss += float64(1 + v)
 				c[j] = a
 				n++
 				last = j
@@ -189,23 +178,23 @@ func (p *Polytope) Step(x sparsevec.Vector, positive bool, id int) {
 		for j := range c {
 			row0[j] += c[j] * p.bias
 		}
-		st.updates++
+		st.Updates++
 		return
 	}
-	st.pos++
+	st.Pos++
 	if sc[z] >= 1 {
 		return
 	}
 	z = p.asg.Assign(p.score, id)
-	st.posLoss += float64(1 - sc[z])
+	st.PosLoss += float64(1 - sc[z])
 	a := float32(eta / p.scale)
 	p.W.AddToFace(z, a, x)
 	p.W.Row(0)[z] += a * p.bias
-	st.updates++
+	st.Updates++
 }
 
 // fold multiplies the lazy scale into the stored weights.
-func (p *Polytope) fold() {
+func (p *polytope) fold() {
 	if p.scale != 1 {
 		p.W.Scale(float32(p.scale))
 		p.scale = 1
@@ -214,19 +203,19 @@ func (p *Polytope) fold() {
 
 // Weights folds the lazy scale and returns the true weight matrix (owned by
 // p; it stays valid until the next Step).
-func (p *Polytope) Weights() *sparsevec.Matrix {
+func (p *polytope) Weights() *sparsevec.Matrix {
 	p.fold()
 	return p.W
 }
 
 // Steps returns the number of SGD steps taken.
-func (p *Polytope) Steps() int64 { return p.t }
+func (p *polytope) Steps() int64 { return p.t }
 
 // Assigner returns the polytope's ASSIGN state.
-func (p *Polytope) Assigner() *assign.Assigner { return p.asg }
+func (p *polytope) Assigner() *assign.Assigner { return p.asg }
 
 // Score returns f(x) = max_k W_k x of the current weights.
-func (p *Polytope) Score(x sparsevec.Vector) float32 {
+func (p *polytope) Score(x sparsevec.Vector) float32 {
 	if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= p.W.D {
 		x = x.Below(p.W.D)
 	}
@@ -235,7 +224,7 @@ func (p *Polytope) Score(x sparsevec.Vector) float32 {
 }
 
 // takeStats returns and resets the loss statistics.
-func (p *Polytope) takeStats() stepStats {
+func (p *polytope) takeStats() stepStats {
 	s := p.stats
 	p.stats = stepStats{}
 	return s

@@ -15,7 +15,7 @@ import (
 
 func vec(idx []uint32, val []float32) sparsevec.Vector { return sparsevec.Vector{Idx: idx, Val: val} }
 
-func mustPolytope(t *testing.T, cfg Config, d int) *Polytope {
+func mustPolytope(t *testing.T, cfg Config, d int) *polytope {
 	t.Helper()
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -29,7 +29,7 @@ func mustPolytope(t *testing.T, cfg Config, d int) *Polytope {
 }
 
 // trueW returns the true weight W[j][k] = s·V[j][k].
-func trueW(p *Polytope, j, k int) float64 { return p.scale * float64(p.W.At(j, k)) }
+func trueW(p *polytope, j, k int) float64 { return p.scale * float64(p.W.At(j, k)) }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-5*math.Max(1, math.Abs(b)) }
 
@@ -222,7 +222,7 @@ func TestLazyScaleMatchesNaive(t *testing.T) {
 		for f := range nv.w {
 			nv.w[f] = make([]float64, d)
 		}
-		src, _ := NewMemorySource(data, nil, 1, 1, true)
+		src, _ := newMemorySource(data, nil, 1, 1, true)
 		for range cfg.Iterations {
 			x, y, id, _ := src.Next()
 			p.Step(x, y == 1, id)
@@ -263,7 +263,7 @@ func TestStepDoesNotAllocate(t *testing.T) {
 	data := randomRows(rng, 500, 200, 30)
 	p := mustPolytope(t, Config{K: 10, Iterations: 1e6, Entropy: 1}, data.Dim)
 	p.asg.Reserve(data.Rows())
-	src, _ := NewMemorySource(data, nil, 1, 1, true)
+	src, _ := newMemorySource(data, nil, 1, 1, true)
 	allocs := testing.AllocsPerRun(5000, func() {
 		x, y, id, _ := src.Next()
 		p.Step(x, y == 1, id)
@@ -446,7 +446,7 @@ func TestStreamSourcePassesArePermutations(t *testing.T) {
 	data := randomRows(rand.New(rand.NewPCG(1, 1)), 1000, 20, 4)
 	live, maxLive := 0, 0
 	open := func() (Blocks, error) { return &fakeBlocks{data: data, n: 64, live: &live}, nil }
-	s, err := NewStreamSource(open, 200, 9, 9)
+	s, err := newStreamSource(open, 200, 9, 9)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,8 @@
 // Package sgd trains Convex Polytope Machines (Kantchelian, Tschantz, Huang,
 // Bartlett, Joseph and Tygar, "Large-Margin Convex Polytope Machine",
 // NIPS 2014) by stochastic sub-gradient descent, and predicts with them.
-// It also holds the perceptron family, which share the CPM's feature-major
-// weight matrix and sparse kernel: the perceptron with the lifting trick
-// and its multiclass (Kesler) form (TrainPerceptron), the binary and
-// multiclass kernel perceptron (TrainKernelPerceptron), and the online and
-// batch Polyceptron (TrainPolyceptronOnline, TrainPolyceptronBatch); each
-// type's comment states its update rule and where it departs from the
-// printed paper.
+// The other learners of the module live in packages of their own
+// (perceptron, kperceptron, polyceptron, plume).
 //
 // A polytope is a K×d matrix W with score f(x) = max_k W_k·x; points with
 // f(x) > 0 lie outside the polytope and are labelled with the outer label.
@@ -41,15 +36,11 @@
 //     margin under their argmax face; section 4 defines the entropy over
 //     D+, "all positive instances", and the authors' released tool runs its
 //     heuristic on every positive row (updating the returned face if its
-//     score is below 1). We follow Algorithm 1 as printed. Both were
-//     measured on the one-vs-one MNIST validation split (bench/RESULTS.md,
-//     K = 20, T = 1M, λ = 1e-4, h over section 5.1's grid): they agree
-//     within the split's noise (best 1.55 % printed placement, 1.68 %
-//     every-positive placement; 2.02 % at h = 0, where the two give the
-//     same weights), so we kept the printed algorithm and the models it
-//     already made. What matters is the target h: section 5.1's grid
-//     "log K/10, ..., log 9K/10" read as ln(iK/10), an even spread over
-//     iK/10 faces, not (i/10)·ln K (see `cpm bench cpm-table --tune`).
+//     score is below 1). We follow Algorithm 1 as printed; on the
+//     one-vs-one MNIST validation split the two placements agree within
+//     the split's noise (bench/RESULTS.md). What matters is the target
+//     h: section 5.1's grid "log K/10, ..., log 9K/10" read as ln(iK/10),
+//     an even spread over iK/10 faces, not (i/10)·ln K (see `cpm bench cpm-table --tune`).
 //   - Cost ratio. Negative rows' steps are multiplied by CostRatio (the
 //     weight of the negative hinge terms relative to the positive ones).
 //   - Row order. "Pick (x, y) ∈ D" is a seeded permutation: in-memory data is

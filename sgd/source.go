@@ -10,10 +10,10 @@ import (
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// Source yields the rows SGD trains on, one per step, forever: a source
+// source yields the rows SGD trains on, one per step, forever: a source
 // starts a new epoch when it runs out. The vector returned by Next is valid
 // until the next call.
-type Source interface {
+type source interface {
 	// Next returns the next row, its label and a row id that is stable
 	// across epochs and below Rows() (ASSIGN's dictionary key).
 	Next() (x sparsevec.Vector, label float32, id int, err error)
@@ -37,7 +37,7 @@ func shuffle(r *rand.PCG, p []int32) {
 	}
 }
 
-// MemorySource draws rows of an in-memory CSR. The first epoch visits
+// memorySource draws rows of an in-memory CSR. The first epoch visits
 // rows in the order given; every later epoch repeats it, or, with
 // reshuffle, follows a fresh permutation from a PCG seeded by
 // (seed, stream). Row ids are positions in that first order.
@@ -46,7 +46,7 @@ func shuffle(r *rand.PCG, p []int32) {
 // building sources, so the default order reads memory sequentially; for
 // the random orders of --reshuffle and one-vs-one subsets, Next prefetches
 // the next rows while the caller computes on the current one.
-type MemorySource struct {
+type memorySource struct {
 	data      *sparsevec.CSR
 	rows      []int32 // CSR row of each id
 	perm      []int32 // ids in epoch order
@@ -56,9 +56,9 @@ type MemorySource struct {
 	rng       *rand.PCG
 }
 
-// NewMemorySource returns a source over the given rows of data (nil = all,
+// newMemorySource returns a source over the given rows of data (nil = all,
 // in order).
-func NewMemorySource(data *sparsevec.CSR, rows []int32, seed, stream uint64, reshuffle bool) (*MemorySource, error) {
+func newMemorySource(data *sparsevec.CSR, rows []int32, seed, stream uint64, reshuffle bool) (*memorySource, error) {
 	if rows == nil {
 		rows = make([]int32, data.Rows())
 		for i := range rows {
@@ -68,7 +68,7 @@ func NewMemorySource(data *sparsevec.CSR, rows []int32, seed, stream uint64, res
 	if len(rows) == 0 {
 		return nil, errors.New("sgd: no training rows")
 	}
-	s := &MemorySource{data: data, rows: rows, perm: make([]int32, len(rows)), reshuffle: reshuffle, rng: rand.NewPCG(seed, stream)}
+	s := &memorySource{data: data, rows: rows, perm: make([]int32, len(rows)), reshuffle: reshuffle, rng: rand.NewPCG(seed, stream)}
 	for i := range s.perm {
 		s.perm[i] = int32(i)
 	}
@@ -86,10 +86,10 @@ func permutation(n int, seed, stream uint64) []int32 {
 }
 
 // Rows returns the number of rows drawn from.
-func (s *MemorySource) Rows() int { return len(s.rows) }
+func (s *memorySource) Rows() int { return len(s.rows) }
 
-// Next implements Source. It never fails and does not allocate.
-func (s *MemorySource) Next() (sparsevec.Vector, float32, int, error) {
+// Next implements source. It never fails and does not allocate.
+func (s *memorySource) Next() (sparsevec.Vector, float32, int, error) {
 	if s.pos == len(s.perm) {
 		s.pos = 0
 		s.epoch++
@@ -115,33 +115,33 @@ func (s *MemorySource) Next() (sparsevec.Vector, float32, int, error) {
 // state returns the source's position for a checkpoint. The permutation
 // is referenced, not copied, and only under reshuffle (otherwise it is the
 // identity).
-func (s *MemorySource) state() memState {
-	st := memState{n: int64(len(s.rows)), pos: int64(s.pos), epoch: int64(s.epoch)}
+func (s *memorySource) state() memState {
+	st := memState{N: int64(len(s.rows)), Pos: int64(s.pos), Epoch: int64(s.epoch)}
 	if s.reshuffle {
-		st.perm = s.perm
+		st.Perm = s.perm
 	}
-	s.rng.AppendBinary(st.rng[:0]) // fills the array: cap is pcgSize
+	s.rng.AppendBinary(st.RNG[:0]) // fills the array: cap is pcgSize
 	return st
 }
 
 // restore moves a new source to the position st, which must come from a
 // source over the same rows with the same reshuffle setting.
-func (s *MemorySource) restore(st *memState) error {
-	if st.n != int64(len(s.rows)) || (st.perm != nil) != s.reshuffle || st.pos > st.n {
-		return fmt.Errorf("sgd: checkpointed row source of %d rows (reshuffle %v) does not fit %d rows (reshuffle %v)", st.n, st.perm != nil, len(s.rows), s.reshuffle)
+func (s *memorySource) restore(st *memState) error {
+	if st.N != int64(len(s.rows)) || (st.Perm != nil) != s.reshuffle || st.Pos > st.N {
+		return fmt.Errorf("sgd: checkpointed row source of %d rows (reshuffle %v) does not fit %d rows (reshuffle %v)", st.N, st.Perm != nil, len(s.rows), s.reshuffle)
 	}
-	if err := s.rng.UnmarshalBinary(st.rng[:]); err != nil {
+	if err := s.rng.UnmarshalBinary(st.RNG[:]); err != nil {
 		return fmt.Errorf("sgd: checkpointed PCG state: %w", err)
 	}
-	if st.perm != nil {
-		copy(s.perm, st.perm)
+	if st.Perm != nil {
+		copy(s.perm, st.Perm)
 	}
-	s.pos, s.epoch = int(st.pos), int(st.epoch)
+	s.pos, s.epoch = int(st.Pos), int(st.Epoch)
 	return nil
 }
 
-// Epoch implements Source.
-func (s *MemorySource) Epoch() float64 {
+// Epoch implements source.
+func (s *memorySource) Epoch() float64 {
 	return float64(s.epoch) + float64(s.pos)/float64(len(s.perm))
 }
 
@@ -161,7 +161,7 @@ type entry struct {
 	id     int
 }
 
-// StreamSource makes repeated passes over data that does not fit in memory
+// streamSource makes repeated passes over data that does not fit in memory
 // through a bounded shuffle buffer: it holds at most Buffer rows, copied
 // into its own arena, and at each step emits a uniformly random held row
 // and refills from the stream. Only the block being read is held besides
@@ -172,7 +172,7 @@ type entry struct {
 // The arena is compacted, rather than grown, when it is full and at least a
 // third of it is dead rows, so it stays within about 1.5x the live rows and
 // each row is moved at most about twice.
-type StreamSource struct {
+type streamSource struct {
 	open    func() (Blocks, error)
 	cur     Blocks
 	blk     *sparsevec.CSR // block being read, nil if none
@@ -191,14 +191,14 @@ type StreamSource struct {
 	pick    int // index into pending drawn for the next step, or -1
 }
 
-// NewStreamSource returns a source that opens its input with open, keeps a
+// newStreamSource returns a source that opens its input with open, keeps a
 // shuffle buffer of buffer rows, and draws with a PCG seeded by
 // (seed, stream).
-func NewStreamSource(open func() (Blocks, error), buffer int, seed, stream uint64) (*StreamSource, error) {
+func newStreamSource(open func() (Blocks, error), buffer int, seed, stream uint64) (*streamSource, error) {
 	if buffer < 1 {
 		buffer = 1
 	}
-	s := &StreamSource{open: open, buffer: buffer, rng: rand.NewPCG(seed, stream), pick: -1}
+	s := &streamSource{open: open, buffer: buffer, rng: rand.NewPCG(seed, stream), pick: -1}
 	b, err := open()
 	if err != nil {
 		return nil, err
@@ -208,7 +208,7 @@ func NewStreamSource(open func() (Blocks, error), buffer int, seed, stream uint6
 }
 
 // compact moves the pending rows to the front of the arena, in arena order.
-func (s *StreamSource) compact() {
+func (s *streamSource) compact() {
 	slices.SortFunc(s.pending, func(a, b entry) int { return a.off - b.off })
 	w := 0
 	for i := range s.pending {
@@ -223,7 +223,7 @@ func (s *StreamSource) compact() {
 
 // fill copies rows from the stream until the buffer is full or the pass
 // ends.
-func (s *StreamSource) fill() error {
+func (s *streamSource) fill() error {
 	for len(s.pending) < s.buffer {
 		if s.blk == nil || s.blkRow == s.blk.Rows() {
 			if s.blk != nil {
@@ -261,8 +261,8 @@ func (s *StreamSource) fill() error {
 	return nil
 }
 
-// Next implements Source. The returned vector is valid until the next call.
-func (s *StreamSource) Next() (sparsevec.Vector, float32, int, error) {
+// Next implements source. The returned vector is valid until the next call.
+func (s *streamSource) Next() (sparsevec.Vector, float32, int, error) {
 	if err := s.fill(); err != nil {
 		return sparsevec.Vector{}, 0, 0, err
 	}
@@ -313,9 +313,9 @@ func (s *StreamSource) Next() (sparsevec.Vector, float32, int, error) {
 	return x, e.label, e.id, nil
 }
 
-// Epoch implements Source; before the first pass ends the fraction is
+// Epoch implements source; before the first pass ends the fraction is
 // unknown and only whole passes are counted.
-func (s *StreamSource) Epoch() float64 {
+func (s *streamSource) Epoch() float64 {
 	if s.rows == 0 {
 		return float64(s.epoch)
 	}
@@ -323,7 +323,7 @@ func (s *StreamSource) Epoch() float64 {
 }
 
 // Close stops the underlying stream.
-func (s *StreamSource) Close() error {
+func (s *streamSource) Close() error {
 	if s.cur == nil {
 		return nil
 	}

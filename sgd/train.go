@@ -42,7 +42,7 @@ type PolytopeReport struct {
 type task struct {
 	name   string
 	outer  float32
-	source func() (Source, error)
+	source func() (source, error)
 	d      int    // initial feature rows (grown on demand)
 	maxD   int    // streamed: most feature rows within Config.MaxMemory (0: no limit)
 	tasks  int    // polytopes of the run, for maxD's error
@@ -84,13 +84,13 @@ const shuffleStream = 0x5eed
 // the polytope at chunk boundaries too, and may stop early and roll back
 // to the best evaluation (see Validation). The step loop itself is the
 // same either way.
-func (t *task) run(ctx context.Context, cfg Config, ck *taskCk, resume *taskState) (*Polytope, outcome, error) {
+func (t *task) run(ctx context.Context, cfg Config, ck *taskCk, resume *taskState) (*polytope, outcome, error) {
 	var out outcome
 	p, err := t.train(ctx, cfg, ck, resume, &out)
 	return p, out, err
 }
 
-func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskState, out *outcome) (*Polytope, error) {
+func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskState, out *outcome) (*polytope, error) {
 	p, err := newPolytope(cfg, t.d)
 	if err != nil {
 		return nil, err
@@ -109,10 +109,10 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 	if c, ok := src.(interface{ Close() error }); ok {
 		defer c.Close()
 	}
-	var mem *MemorySource
+	var mem *memorySource
 	if ck != nil || resume != nil {
 		var ok bool
-		if mem, ok = src.(*MemorySource); !ok {
+		if mem, ok = src.(*memorySource); !ok {
 			return nil, fmt.Errorf("%s: checkpoints need in-memory training data", t.name)
 		}
 	}
@@ -124,21 +124,21 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 		bad := func(err error) error {
 			return fmt.Errorf("%s: %w", t.name, &CheckpointError{Name: cfg.Checkpoint.Resume.name, Offset: -1, Err: fmt.Errorf("%w: %w", ErrCheckpointCorrupt, err)})
 		}
-		if want := t.initSteps + resume.done; resume.t != want {
-			return nil, bad(fmt.Errorf("snapshot after %d steps has step counter %d, want %d", resume.done, resume.t, want))
+		if want := t.initSteps + resume.Done; resume.T != want {
+			return nil, bad(fmt.Errorf("snapshot after %d steps has step counter %d, want %d", resume.Done, resume.T, want))
 		}
 		if err := p.restore(resume); err != nil {
 			return nil, bad(err)
 		}
-		if err := mem.restore(&resume.src); err != nil {
+		if err := mem.restore(&resume.Src); err != nil {
 			return nil, bad(err)
 		}
-		start = resume.done
+		start = resume.Done
 	}
 	vs := newStopper(t.valid, cfg)
 	end := cfg.Iterations // lowered by early stopping
-	if resume != nil && resume.early != nil && vs != nil {
-		vs.restore(resume.early)
+	if resume != nil && resume.Early != nil && vs != nil {
+		vs.restore(resume.Early)
 		if vs.stopped() {
 			end, out.stopped = start, true
 		}
@@ -193,14 +193,14 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 		if cfg.Progress != nil && (done%every == 0 || done == end || evaluated) {
 			st := p.takeStats()
 			pr := Progress{Task: t.name, Step: done, Of: cfg.Iterations, Epoch: src.Epoch(), Entropy: p.asg.Entropy(), ValidError: math.NaN(), BestValidError: math.NaN()}
-			if st.neg > 0 {
-				pr.NegLoss = st.negLoss / float64(st.neg)
+			if st.Neg > 0 {
+				pr.NegLoss = st.NegLoss / float64(st.Neg)
 			}
-			if st.pos > 0 {
-				pr.PosLoss = st.posLoss / float64(st.pos)
+			if st.Pos > 0 {
+				pr.PosLoss = st.PosLoss / float64(st.Pos)
 			}
-			if st.neg+st.pos > 0 {
-				pr.Violation = float64(st.updates) / float64(st.neg+st.pos)
+			if st.Neg+st.Pos > 0 {
+				pr.Violation = float64(st.Updates) / float64(st.Neg+st.Pos)
 			}
 			if evaluated {
 				pr.ValidError = vs.last
@@ -237,9 +237,9 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 // when cfg.Checkpoint is not active). With cfg.Checkpoint.Path set, the
 // checkpoint file is written a last time before runAll returns, also when
 // training was cancelled; a failure to write it stops training.
-func runAll(ctx context.Context, cfg Config, tasks []task, fp *fingerprint) ([]*Polytope, *Report, error) {
+func runAll(ctx context.Context, cfg Config, tasks []task, fp *fingerprint) ([]*polytope, *Report, error) {
 	start := time.Now()
-	out := make([]*Polytope, len(tasks))
+	out := make([]*polytope, len(tasks))
 	ran := make([]outcome, len(tasks))
 	if cfg.Init != nil {
 		for i := range tasks {
@@ -321,7 +321,7 @@ func runAll(ctx context.Context, cfg Config, tasks []task, fp *fingerprint) ([]*
 
 // buildModel assembles the model file contents from trained polytopes,
 // padding every matrix to a common number of feature rows.
-func buildModel(cfg Config, classes []float32, ovo bool, polys []*Polytope) *model.Model {
+func buildModel(cfg Config, classes []float32, ovo bool, polys []*polytope) *model.Model {
 	d := 1
 	for _, p := range polys {
 		d = max(d, p.W.D)
@@ -357,20 +357,6 @@ func buildModel(cfg Config, classes []float32, ovo bool, polys []*Polytope) *mod
 	return m
 }
 
-// Labels returns the distinct labels of data in ascending order.
-func Labels(data *sparsevec.CSR) []float32 {
-	seen := map[float32]bool{}
-	var out []float32
-	for _, y := range data.Labels {
-		if !seen[y] {
-			seen[y] = true
-			out = append(out, y)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // binaryClasses returns [outer, inner] for a two-label data set. If outer is
 // nil the larger label is the outer one (+1 for ±1 data).
 func binaryClasses(labels []float32, outer *float32) ([]float32, error) {
@@ -400,7 +386,7 @@ func Train(ctx context.Context, cfg Config, data *sparsevec.CSR, outer *float32)
 	if err != nil {
 		return nil, nil, err
 	}
-	classes, err := binaryClasses(Labels(data), outer)
+	classes, err := binaryClasses(data.DistinctLabels(), outer)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -436,8 +422,8 @@ func memTask(cfg Config, data *sparsevec.CSR, rows []int32, name string, outer f
 	}
 	return task{
 		name: name, outer: outer, d: max(data.Dim, 1), ids: n,
-		source: func() (Source, error) {
-			return NewMemorySource(data, rows, cfg.Seed, mix(i), cfg.Reshuffle)
+		source: func() (source, error) {
+			return newMemorySource(data, rows, cfg.Seed, mix(i), cfg.Reshuffle)
 		},
 	}
 }
@@ -484,12 +470,12 @@ func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes 
 	maxD := maxRows(cfg, sides(cfg))
 	mk := func(name string, outer float32, i int) task {
 		open := func() (Blocks, error) { return in.Open(i) }
-		return task{name: name, outer: outer, d: 1, maxD: maxD, tasks: sides(cfg), leave: func() { in.Leave(i) }, source: func() (Source, error) {
-			s, err := NewStreamSource(open, buffer, cfg.Seed, mix(i))
+		return task{name: name, outer: outer, d: 1, maxD: maxD, tasks: sides(cfg), leave: func() { in.Leave(i) }, source: func() (source, error) {
+			s, err := newStreamSource(open, buffer, cfg.Seed, mix(i))
 			if err != nil {
 				return nil, err
 			}
-			return &checkedSource{StreamSource: s, classes: classes}, nil
+			return &checkedSource{streamSource: s, classes: classes}, nil
 		}}
 	}
 	if err := checkValidLabels(cfg.Valid.Data, classes[:]); err != nil {
@@ -512,12 +498,12 @@ func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes 
 
 // checkedSource refuses rows whose label is not one of the two classes.
 type checkedSource struct {
-	*StreamSource
+	*streamSource
 	classes [2]float32
 }
 
 func (c *checkedSource) Next() (sparsevec.Vector, float32, int, error) {
-	x, y, id, err := c.StreamSource.Next()
+	x, y, id, err := c.streamSource.Next()
 	if err == nil && y != c.classes[0] && y != c.classes[1] {
 		err = fmt.Errorf("row %d has label %v; binary training expects %v or %v (set the outer label, or use one-vs-one)", id+1, y, c.classes[0], c.classes[1])
 	}
@@ -544,7 +530,7 @@ func TrainOvO(ctx context.Context, cfg Config, data *sparsevec.CSR) (*model.Mode
 	if err != nil {
 		return nil, nil, err
 	}
-	classes := Labels(data)
+	classes := data.DistinctLabels()
 	if len(classes) < 2 {
 		return nil, nil, fmt.Errorf("sgd: one-vs-one needs at least 2 labels, the data has %d", len(classes))
 	}

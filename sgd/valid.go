@@ -1,7 +1,6 @@
 package sgd
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -101,7 +100,7 @@ func (v *validSet) len() int {
 // errorOf returns the fraction of the problem's rows that p misclassifies,
 // or NaN for a problem without rows. Features beyond p's weight rows have
 // zero weight. It does not allocate.
-func (v *validSet) errorOf(p *Polytope) float64 {
+func (v *validSet) errorOf(p *polytope) float64 {
 	n := v.len()
 	if n == 0 {
 		return math.NaN()
@@ -168,7 +167,7 @@ func (s *stopper) due(done, total int64) bool {
 // eval scores p after done steps, keeps a copy of it if it is the best so
 // far and patience is set, and reports whether training should stop.
 // A problem without rows (NaN error) never improves and never stops.
-func (s *stopper) eval(p *Polytope, done int64) (stop bool) {
+func (s *stopper) eval(p *polytope, done int64) (stop bool) {
 	e := s.v.errorOf(p)
 	s.last = e
 	if math.IsNaN(e) {
@@ -180,8 +179,8 @@ func (s *stopper) eval(p *Polytope, done int64) (stop bool) {
 			n := p.W.D * p.W.Stride
 			s.w = append(s.w[:0], p.W.Data[:n]...)
 			s.d, s.k, s.st, s.scale, s.t = p.W.D, p.W.K, p.W.Stride, p.scale, p.t
-			s.kept.counts = append(s.kept.counts[:0], p.asg.Counts()...)
-			s.kept.entropy = p.asg.Entropy()
+			s.kept.Counts = append(s.kept.Counts[:0], p.asg.Counts()...)
+			s.kept.Entropy = p.asg.Entropy()
 		}
 		return false
 	}
@@ -191,7 +190,7 @@ func (s *stopper) eval(p *Polytope, done int64) (stop bool) {
 
 // keepBest puts the best polytope seen back into p (with patience and at
 // least one evaluation), and reports whether it did.
-func (s *stopper) keepBest(p *Polytope) bool {
+func (s *stopper) keepBest(p *polytope) bool {
 	if s.patience == 0 || s.w == nil || s.t == p.t {
 		return false
 	}
@@ -207,137 +206,26 @@ func (s *stopper) stopped() bool {
 	return s != nil && s.patience > 0 && s.since >= s.patience
 }
 
-// stopState is the early-stopping part of a task's checkpoint snapshot:
-// the stopper's counters and the best polytope seen (w nil before the
-// first evaluation with a finite error). Taken from a live stopper it
-// refers to the stopper's arrays.
-type stopState struct {
-	best     float64
-	bestDone int64
-	since    uint32
-	last     float64
-	w        *sparsevec.Matrix
-	scale    float64
-	t        int64
-	kept     keptStats
-}
-
 // state returns s's snapshot, or nil without early stopping.
 func (s *stopper) state() *stopState {
 	if s == nil || s.patience == 0 {
 		return nil
 	}
-	st := &stopState{best: s.best, bestDone: s.bestDone, since: uint32(s.since), last: s.last}
+	st := &stopState{Best: s.best, BestDone: s.bestDone, Since: uint32(s.since), Last: s.last}
 	if s.w != nil {
-		st.w = &sparsevec.Matrix{D: s.d, K: s.k, Stride: s.st, Data: s.w}
-		st.scale, st.t, st.kept = s.scale, s.t, s.kept
+		st.W = &sparsevec.Matrix{D: s.d, K: s.k, Stride: s.st, Data: s.w}
+		st.Scale, st.T, st.Kept = s.scale, s.t, s.kept
 	}
 	return st
 }
 
 // restore sets s to the snapshot st (copied).
 func (s *stopper) restore(st *stopState) {
-	s.best, s.bestDone, s.since, s.last = st.best, st.bestDone, int(st.since), st.last
-	if st.w != nil {
-		s.w = slices.Clone(st.w.Data)
-		s.d, s.k, s.st = st.w.D, st.w.K, st.w.Stride
-		s.scale, s.t = st.scale, st.t
-		s.kept = keptStats{counts: slices.Clone(st.kept.counts), entropy: st.kept.entropy}
+	s.best, s.bestDone, s.since, s.last = st.Best, st.BestDone, int(st.Since), st.Last
+	if st.W != nil {
+		s.w = slices.Clone(st.W.Data)
+		s.d, s.k, s.st = st.W.D, st.W.K, st.W.Stride
+		s.scale, s.t = st.Scale, st.T
+		s.kept = keptStats{Counts: slices.Clone(st.Kept.Counts), Entropy: st.Kept.Entropy}
 	}
-}
-
-// appendStopState appends the encoding of st (see Checkpointing):
-// best error, step of the best, evaluations since, last error, then a
-// byte 1 and the best polytope (t, s, D, weights, entropy, K counts) or 0.
-func appendStopState(b []byte, st *stopState) []byte {
-	le := binary.LittleEndian
-	b = le.AppendUint64(b, math.Float64bits(st.best))
-	b = le.AppendUint64(b, uint64(st.bestDone))
-	b = le.AppendUint32(b, st.since)
-	b = le.AppendUint64(b, math.Float64bits(st.last))
-	if st.w == nil {
-		return append(b, 0)
-	}
-	b = append(b, 1)
-	b = le.AppendUint64(b, uint64(st.t))
-	b = le.AppendUint64(b, math.Float64bits(st.scale))
-	b = le.AppendUint64(b, uint64(st.w.D))
-	b = appendF32s(b, st.w.Data[:st.w.D*st.w.Stride])
-	b = le.AppendUint64(b, math.Float64bits(st.kept.entropy))
-	for _, c := range st.kept.counts {
-		b = le.AppendUint64(b, uint64(c))
-	}
-	return b
-}
-
-// stopState decodes the early-stopping state of task i, whose snapshot so
-// far is st, of a run with fingerprint f.
-func (d *ckDecoder) stopState(f *fingerprint, st *taskState, i int) *stopState {
-	es := &stopState{}
-	es.best, es.bestDone = d.f64("best validation error"), int64(d.u64("best step"))
-	es.since, es.last = d.u32("evaluations since the best"), d.f64("last validation error")
-	has := d.u8("best weights flag")
-	if d.err != nil {
-		return nil
-	}
-	rate := func(v float64) bool { return v >= 0 && v <= 1 }
-	switch {
-	case !rate(es.best) && !math.IsInf(es.best, 1):
-		d.fail("task %d: best validation error %v", i, es.best)
-	case !rate(es.last) && !math.IsNaN(es.last):
-		d.fail("task %d: last validation error %v", i, es.last)
-	case es.bestDone < 0 || es.bestDone > st.done || es.since > f.patience:
-		d.fail("task %d: best after step %d, %d evaluations since, after %d steps with patience %d", i, es.bestDone, es.since, st.done, f.patience)
-	case has > 1 || (has == 1) != rate(es.best):
-		d.fail("task %d: best weights flag %d with best error %v", i, has, es.best)
-	}
-	if d.err != nil {
-		return nil
-	}
-	if has == 0 {
-		return es
-	}
-	es.t, es.scale = int64(d.u64("best step counter")), d.f64("best lazy scale")
-	dim := d.u64("best D")
-	if d.err != nil {
-		return nil
-	}
-	stride := uint64(st.w.Stride)
-	switch {
-	case es.t < 0 || es.t > st.t:
-		d.fail("task %d: best step counter %d after %d", i, es.t, st.t)
-	case !(es.scale > 0 && es.scale <= 1):
-		d.fail("task %d: best lazy scale %v, want in (0, 1]", i, es.scale)
-	case dim < 1 || dim > uint64(st.w.D):
-		d.fail("task %d: best weights have D = %d, the snapshot %d", i, dim, st.w.D)
-	case dim > uint64(len(d.b)-d.off)/(4*stride):
-		d.fail("task %d: %d×%d best weights need %d bytes, only %d remain", i, dim, stride, 4*dim*stride, len(d.b)-d.off)
-	}
-	if d.err != nil {
-		return nil
-	}
-	w := &sparsevec.Matrix{D: int(dim), K: st.w.K, Stride: int(stride), Data: make([]float32, dim*stride)}
-	raw := d.take(4*dim*stride, "best weights")
-	for j := range w.Data {
-		w.Data[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
-	}
-	if j, ok := nonFinite(w); !ok {
-		d.off -= len(raw) - 4*j
-		d.fail("task %d: best weight of feature %d, face %d is %v, want a finite value", i, j/w.Stride, j%w.Stride, w.Data[j])
-		return nil
-	}
-	es.w = w
-	es.kept.entropy = d.f64("best entropy")
-	es.kept.counts = make([]int64, st.w.K)
-	for k := range es.kept.counts {
-		es.kept.counts[k] = int64(d.u64("best counts"))
-	}
-	if d.err != nil {
-		return nil
-	}
-	if e := es.kept.entropy; !(e >= 0) || math.IsInf(e, 0) || slices.ContainsFunc(es.kept.counts, func(c int64) bool { return c < 0 }) {
-		d.fail("task %d: best assignment entropy %v or counts %v out of range", i, e, es.kept.counts)
-		return nil
-	}
-	return es
 }

@@ -248,7 +248,7 @@ func TestResumeWithEarlyStopping(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			// Validate on the training rows with rotated labels, so that
 			// learning makes the error worse and the polytopes stop.
-			labels := Labels(c.data)
+			labels := c.data.DistinctLabels()
 			rot := relabel(c.data, func(y float32) float32 {
 				return labels[(slices.Index(labels, y)+1)%len(labels)]
 			})

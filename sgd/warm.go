@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/polyhedral/cpm/sgd/internal/checkpoint"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -45,7 +46,7 @@ func prepare(cfg Config, data *sparsevec.CSR, classes []float32, ovo bool) (*fin
 		return nil, err
 	}
 	if r := cfg.Checkpoint.Resume; r != nil {
-		if err := fp.matches(r.fp, r.name); err != nil {
+		if err := fp.Matches(r.fp, r.name); err != nil {
 			return nil, err
 		}
 	}
@@ -94,7 +95,7 @@ func checkInit(cfg Config, classes []float32, ovo bool) error {
 	if m.OvO != ovo || m.Multiclass {
 		add("initial model is %s, this run %s", kind(m.OvO, m.Multiclass), kind(ovo, false))
 	}
-	if !slicesEqualBits(m.Classes, classes) {
+	if !checkpoint.EqualBits(m.Classes, classes) {
 		if ovo {
 			add("labels: initial model %v, this run %v", m.Classes, classes)
 		} else {

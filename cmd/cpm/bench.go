@@ -12,8 +12,11 @@ import (
 	"time"
 
 	"github.com/polyhedral/cpm/cv"
+	"github.com/polyhedral/cpm/kperceptron"
 	"github.com/polyhedral/cpm/learner"
+	"github.com/polyhedral/cpm/perceptron"
 	"github.com/polyhedral/cpm/plume"
+	"github.com/polyhedral/cpm/polyceptron"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
@@ -60,29 +63,29 @@ type benchResult struct {
 // paper also chose its parameters by ten-fold cross-validation), so the
 // tuned rows are slightly optimistic.
 func seedRows() []benchRow {
-	poly := func(k int, cfg sgd.PolyceptronConfig) learner.Spec {
+	poly := func(k int, cfg polyceptron.Config) learner.Spec {
 		cfg.K = k
-		return learner.Spec{Name: learner.PolyceptronBatch, Polyceptron: cfg}
+		return learner.Spec{Name: learner.PolyceptronBatch, Config: &cfg}
 	}
 	online := func(k, passes int) learner.Spec {
-		return learner.Spec{Name: learner.PolyceptronOnline, Polyceptron: sgd.PolyceptronConfig{K: k, Epochs: passes}}
+		return learner.Spec{Name: learner.PolyceptronOnline, Config: &polyceptron.Config{K: k, Epochs: passes}}
 	}
-	paperBatch := sgd.PolyceptronConfig{Step: 0.1, Gamma: 50, MaxIter: 1000}
-	tuned := sgd.PolyceptronConfig{Step: 0.1, Gamma: 10, MaxIter: 1000, Restarts: 10}
-	tunedD2 := sgd.PolyceptronConfig{Step: 0.1, Gamma: 5, MaxIter: 300, Restarts: 30}
-	tunedBC := sgd.PolyceptronConfig{Step: 0.1, Gamma: 20, MaxIter: 1000, Restarts: 10}
-	kern := func(kind sgd.KernelKind, degree int, sigma float64, epochs int) learner.Spec {
-		return learner.Spec{Name: learner.KernelPerceptron, Kernel: sgd.KernelConfig{
-			Kernel: sgd.Kernel{Kind: kind, Degree: degree, Sigma: sigma}, Epochs: epochs}}
+	paperBatch := polyceptron.Config{Step: 0.1, Gamma: 50, MaxIter: 1000}
+	tuned := polyceptron.Config{Step: 0.1, Gamma: 10, MaxIter: 1000, Restarts: 10}
+	tunedD2 := polyceptron.Config{Step: 0.1, Gamma: 5, MaxIter: 300, Restarts: 30}
+	tunedBC := polyceptron.Config{Step: 0.1, Gamma: 20, MaxIter: 1000, Restarts: 10}
+	kern := func(kind kperceptron.KernelKind, degree int, sigma float64, epochs int) learner.Spec {
+		return learner.Spec{Name: learner.KernelPerceptron, Config: &kperceptron.Config{
+			Kernel: kperceptron.Kernel{Kind: kind, Degree: degree, Sigma: sigma}, Epochs: epochs}}
 	}
 	lin := func(epochs int) learner.Spec {
-		return learner.Spec{Name: learner.Perceptron, Perceptron: sgd.PerceptronConfig{Epochs: epochs}}
+		return learner.Spec{Name: learner.Perceptron, Config: &perceptron.Config{Epochs: epochs}}
 	}
 	pl := func(name string, k int, ms plume.MStep) learner.Spec {
-		return learner.Spec{Name: name, PLUME: plume.Config{K: k, MStep: ms}}
+		return learner.Spec{Name: name, Config: &plume.Config{K: k, MStep: ms}}
 	}
 	cpmRow := func(k int) learner.Spec {
-		return learner.Spec{Name: learner.CPM, CPM: sgd.Config{K: k, Iterations: 200_000, DoubleSided: true, Workers: 1}}
+		return learner.Spec{Name: learner.CPM, Config: &learner.CPMConfig{Config: sgd.Config{K: k, Iterations: 200_000, DoubleSided: true, Workers: 1}}}
 	}
 	return []benchRow{
 		{"plume", "Ionosphere", "SPLA1 (GA) K=3", pl(learner.SPLA1, 3, plume.GradientAscent), false, paperFigure{Mean: 90.78, Std: 1.48, Seconds: 0.19}},
@@ -114,11 +117,11 @@ func seedRows() []benchRow {
 		{"polyceptron", "Breast Cancer", "Online Polyceptron K=2, 500 passes", online(2, 500), false, paperFigure{Mean: 91.93, Std: 3.36, Seconds: 1.72}},
 
 		{"kperceptron", "Iris", "Multiclass linear perceptron, 3000 epochs", lin(3000), true, paperFigure{Mean: 5.33, Std: 6.53, TrainMean: 2.82, TrainStd: 1.93}},
-		{"kperceptron", "Iris", "Kernel perceptron poly p=2, 5000 epochs", kern(sgd.PolyKernel, 2, 0, 5000), true, paperFigure{Mean: 4.67, Std: 4.23, TrainMean: 3.33, TrainStd: 1.88}},
-		{"kperceptron", "Iris", "Kernel perceptron RBF σ=0.3, 2000 epochs", kern(sgd.RBFKernel, 0, 0.3, 2000), true, paperFigure{Mean: 5.33, Std: 4.00, TrainMean: 3.78, TrainStd: 2.70}},
+		{"kperceptron", "Iris", "Kernel perceptron poly p=2, 5000 epochs", kern(kperceptron.PolyKernel, 2, 0, 5000), true, paperFigure{Mean: 4.67, Std: 4.23, TrainMean: 3.33, TrainStd: 1.88}},
+		{"kperceptron", "Iris", "Kernel perceptron RBF σ=0.3, 2000 epochs", kern(kperceptron.RBFKernel, 0, 0.3, 2000), true, paperFigure{Mean: 5.33, Std: 4.00, TrainMean: 3.78, TrainStd: 2.70}},
 		{"kperceptron", "Vowel", "Multiclass linear perceptron, 5000 epochs", lin(5000), true, paperFigure{Mean: 77.17, Std: 5.72, TrainMean: 76.93, TrainStd: 5.13}},
-		{"kperceptron", "Vowel", "Kernel perceptron poly p=16, 500 epochs", kern(sgd.PolyKernel, 16, 0, 500), true, paperFigure{Mean: 9.60, Std: 2.18, TrainMean: 4.15, TrainStd: 0.85}},
-		{"kperceptron", "Vowel", "Kernel perceptron RBF σ=0.2, 500 epochs", kern(sgd.RBFKernel, 0, 0.2, 500), true, paperFigure{Mean: 2.73, Std: 1.43, TrainMean: 0, TrainStd: 0}},
+		{"kperceptron", "Vowel", "Kernel perceptron poly p=16, 500 epochs", kern(kperceptron.PolyKernel, 16, 0, 500), true, paperFigure{Mean: 9.60, Std: 2.18, TrainMean: 4.15, TrainStd: 0.85}},
+		{"kperceptron", "Vowel", "Kernel perceptron RBF σ=0.2, 500 epochs", kern(kperceptron.RBFKernel, 0, 0.2, 500), true, paperFigure{Mean: 2.73, Std: 1.43, TrainMean: 0, TrainStd: 0}},
 	}
 }
 

@@ -69,13 +69,13 @@ func (c *checkpointFlags) apply(o *trainOptions, stderr io.Writer) error {
 		if m.Learner != learner.CPM {
 			return fmt.Errorf("--init %s: the model was trained by %s; a warm start needs a cpm model", c.init, m.Learner)
 		}
-		spec.CPM.Init = m
-		if spec.CPM.Lambda == 0 {
-			t := spec.CPM.Iterations
+		spec.CPM().Init = m
+		if spec.CPM().Lambda == 0 {
+			t := spec.CPM().Iterations
 			if t == 0 {
 				t = 10_000_000
 			}
-			cc := spec.CPM.C
+			cc := spec.CPM().C
 			if cc == 0 {
 				cc = 1
 			}
@@ -85,15 +85,15 @@ func (c *checkpointFlags) apply(o *trainOptions, stderr io.Writer) error {
 		}
 	}
 	if c.checkpoint != "" {
-		spec.CPM.Checkpoint.Path = c.checkpoint
-		spec.CPM.Checkpoint.Every, spec.CPM.Checkpoint.Interval = c.every.n, c.every.d
+		spec.CPM().Checkpoint.Path = c.checkpoint
+		spec.CPM().Checkpoint.Every, spec.CPM().Checkpoint.Interval = c.every.n, c.every.d
 	}
 	if c.resume != "" {
 		ck, err := sgd.LoadCheckpointLimit(c.resume, c.maxMemory)
 		if err != nil {
 			return fmt.Errorf("--resume: %w", err)
 		}
-		spec.CPM.Checkpoint.Resume = ck
+		spec.CPM().Checkpoint.Resume = ck
 		if !quiet {
 			done, total := ck.Progress()
 			fmt.Fprintf(stderr, "resuming from checkpoint %s: %d of %d steps done\n", c.resume, done, total)

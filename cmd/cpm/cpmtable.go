@@ -173,60 +173,22 @@ func runCPMTable(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}
 	start := time.Now()
+	tr := tableOptions{dir: *dir, runs: *runs, tune: *tune, real: real, stdout: stdout, stderr: stderr, logf: logf}
 	var rows []tableRow
 	for _, set := range tableSets() {
 		if *only != "" && !strings.Contains(set.Name, *only) {
 			continue
 		}
-		train, test := filepath.Join(*dir, set.Train), filepath.Join(*dir, set.Test)
-		if p := real[set.Name]; p != nil && *p != "" {
-			tr, te, ok := strings.Cut(*p, ",")
-			if !ok {
-				return usagef("--%s wants TRAIN,TEST", strings.ToLower(set.Name))
-			}
-			train, test, set.Generated = tr, te, false
-		}
-		if err := needFiles(set.Make, *dir, train, test); err != nil {
+		r, err := tr.setRows(ctx, set, rows)
+		if err != nil {
 			return err
 		}
-		if *tune && set.ValRows > 0 && !set.Stream {
-			c, h, err := tuneSet(ctx, stdout, logf, set, train)
-			if err != nil {
-				return err
-			}
-			set.Cfg.C, set.H = c, h
-			set.Why = fmt.Sprintf("K, T as listed; C, h chosen by --tune on %d held-out training rows", set.ValRows)
-		}
-		for i, h := range []float64{set.H, 0} {
-			if i == 1 && set.H == 0 {
-				// Validation chose h = 0: the two rows are one run.
-				dup := rows[len(rows)-1]
-				dup.Row = "CPM h=0"
-				dup.Paper = set.Paper[1]
-				rows = append(rows, dup)
-				continue
-			}
-			cfg := set.Cfg
-			cfg.Entropy = h
-			row := tableRow{Data: set.Name, Row: [2]string{"CPM", "CPM h=0"}[i], Generated: set.Generated,
-				Train: train, Test: test, K: cfg.K, T: cfg.Iterations, C: cfg.C, H: h, Double: cfg.DoubleSided,
-				Why: set.Why, Paper: set.Paper[i]}
-			if err := runTableRow(ctx, &row, cfg, set.Stream, *runs, stderr, logf); err != nil {
-				return fmt.Errorf("%s, %s: %w", set.Name, row.Row, err)
-			}
-			rows = append(rows, row)
-		}
+		rows = r
 	}
 	if *only == "" || strings.Contains("OvO", *only) {
-		train, test := filepath.Join(*dir, ovoSet.Train), filepath.Join(*dir, ovoSet.Test)
-		if err := needFiles("scripts/get-mnist.sh", *dir, train, test); err != nil {
+		row, err := tr.ovoRow(ctx)
+		if err != nil {
 			return err
-		}
-		cfg := ovoSet.Cfg
-		row := tableRow{Data: "MNIST (10 classes)", Row: "CPM one-vs-one", Train: train, Test: test,
-			K: cfg.K, T: cfg.Iterations, C: cfg.C, H: cfg.Entropy, Double: cfg.DoubleSided, OvO: true, Why: ovoSet.Why, Paper: ovoSet.Paper}
-		if err := runTableRow(ctx, &row, cfg, false, *runs, stderr, logf); err != nil {
-			return fmt.Errorf("one-vs-one: %w", err)
 		}
 		rows = append(rows, row)
 	}
@@ -236,6 +198,76 @@ func runCPMTable(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return writeJSON(*jsonOut, rows)
 	}
 	return nil
+}
+
+// tableOptions is what cpm bench cpm-table's flags set for every row.
+type tableOptions struct {
+	dir    string
+	runs   int
+	tune   bool
+	real   map[string]*string // data set name -> TRAIN,TEST of --mnist8m-2, --url, --rcv1
+	stdout io.Writer
+	stderr io.Writer
+	logf   func(format string, a ...any)
+}
+
+// setRows runs the two rows of set (h and h = 0) and returns rows with
+// them appended.
+func (t tableOptions) setRows(ctx context.Context, set tableSet, rows []tableRow) ([]tableRow, error) {
+	train, test := filepath.Join(t.dir, set.Train), filepath.Join(t.dir, set.Test)
+	if p := t.real[set.Name]; p != nil && *p != "" {
+		tr, te, ok := strings.Cut(*p, ",")
+		if !ok {
+			return nil, usagef("--%s wants TRAIN,TEST", strings.ToLower(set.Name))
+		}
+		train, test, set.Generated = tr, te, false
+	}
+	if err := needFiles(set.Make, t.dir, train, test); err != nil {
+		return nil, err
+	}
+	if t.tune && set.ValRows > 0 && !set.Stream {
+		c, h, err := tuneSet(ctx, t.stdout, t.logf, set, train)
+		if err != nil {
+			return nil, err
+		}
+		set.Cfg.C, set.H = c, h
+		set.Why = fmt.Sprintf("K, T as listed; C, h chosen by --tune on %d held-out training rows", set.ValRows)
+	}
+	for i, h := range []float64{set.H, 0} {
+		if i == 1 && set.H == 0 {
+			// Validation chose h = 0: the two rows are one run.
+			dup := rows[len(rows)-1]
+			dup.Row = "CPM h=0"
+			dup.Paper = set.Paper[1]
+			rows = append(rows, dup)
+			continue
+		}
+		cfg := set.Cfg
+		cfg.Entropy = h
+		row := tableRow{Data: set.Name, Row: [2]string{"CPM", "CPM h=0"}[i], Generated: set.Generated,
+			Train: train, Test: test, K: cfg.K, T: cfg.Iterations, C: cfg.C, H: h, Double: cfg.DoubleSided,
+			Why: set.Why, Paper: set.Paper[i]}
+		if err := runTableRow(ctx, &row, cfg, set.Stream, t.runs, t.stderr, t.logf); err != nil {
+			return nil, fmt.Errorf("%s, %s: %w", set.Name, row.Row, err)
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// ovoRow runs the one-vs-one MNIST row.
+func (t tableOptions) ovoRow(ctx context.Context) (tableRow, error) {
+	train, test := filepath.Join(t.dir, ovoSet.Train), filepath.Join(t.dir, ovoSet.Test)
+	if err := needFiles("scripts/get-mnist.sh", t.dir, train, test); err != nil {
+		return tableRow{}, err
+	}
+	cfg := ovoSet.Cfg
+	row := tableRow{Data: "MNIST (10 classes)", Row: "CPM one-vs-one", Train: train, Test: test,
+		K: cfg.K, T: cfg.Iterations, C: cfg.C, H: cfg.Entropy, Double: cfg.DoubleSided, OvO: true, Why: ovoSet.Why, Paper: ovoSet.Paper}
+	if err := runTableRow(ctx, &row, cfg, false, t.runs, t.stderr, t.logf); err != nil {
+		return tableRow{}, fmt.Errorf("one-vs-one: %w", err)
+	}
+	return row, nil
 }
 
 // needFiles checks that the data files exist and says how to make them.

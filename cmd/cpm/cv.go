@@ -73,7 +73,6 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	// The folds trained at once share the budget.
 	atOnce := min(cmp.Or(*workers, runtime.GOMAXPROCS(0)), *reps**folds)
 	spec.MaxMemory = max(mem.v()/int64(max(atOnce, 1)), 1)
-	spec.CPM.MaxMemory = spec.MaxMemory
 	if !*quiet {
 		var mu sync.Mutex
 		start := time.Now()

@@ -31,6 +31,18 @@ func (r *evalResult) errorRate() float64 {
 	return float64(r.wrong) / float64(r.rows)
 }
 
+// newEvalResult returns empty counts for the labels and faces of m.
+func newEvalResult(m *model.Model) *evalResult {
+	ordered := slices.Clone(m.Classes)
+	slices.Sort(ordered)
+	res := &evalResult{classes: ordered, faces: make([]int64, m.K)}
+	res.confusion = make([][]int64, len(ordered)+1)
+	for i := range res.confusion {
+		res.confusion[i] = make([]int64, len(ordered)+1)
+	}
+	return res
+}
+
 func (r *evalResult) classIndex(y float32) int {
 	for i, c := range r.classes {
 		if c == y {
@@ -53,13 +65,7 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, prob
 		return nil, usagef("--proba: a %s model gives no probabilities (plume and spla1 do)", m.Learner)
 	}
 	multi := learner.IsMulticlass(m)
-	ordered := slices.Clone(m.Classes)
-	slices.Sort(ordered)
-	res := &evalResult{classes: ordered, faces: make([]int64, m.K)}
-	res.confusion = make([][]int64, len(ordered)+1)
-	for i := range res.confusion {
-		res.confusion[i] = make([]int64, len(ordered)+1)
-	}
+	res := newEvalResult(m)
 	var out *bufio.Writer
 	var scores *reader.OutputFile
 	if scoresPath != "" {
@@ -101,19 +107,11 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, prob
 				res.faces[face]++
 			}
 			if out != nil {
-				line = line[:0]
-				if multi {
-					line = strconv.AppendFloat(line, float64(pred), 'g', -1, 32)
-				} else {
-					line = strconv.AppendFloat(line, float64(score), 'g', -1, 32)
-					line = append(line, ' ')
-					line = strconv.AppendInt(line, int64(face), 10)
-				}
+				p := -1.0
 				if proba {
-					line = append(line, ' ')
-					line = strconv.AppendFloat(line, pr.Proba(b.Row(r)), 'g', 6, 64)
+					p = pr.Proba(b.Row(r))
 				}
-				line = append(line, '\n')
+				line = appendScoreLine(line[:0], multi, pred, score, face, p)
 				if _, err := out.Write(line); err != nil {
 					return nil, fmt.Errorf("writing scores: %w", err)
 				}
@@ -133,6 +131,24 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, prob
 		}
 	}
 	return res, nil
+}
+
+// appendScoreLine appends the scores-file line of one row to line: the
+// predicted label (multiclass) or "score face", then the probability p
+// when p >= 0.
+func appendScoreLine(line []byte, multi bool, pred, score float32, face int, p float64) []byte {
+	if multi {
+		line = strconv.AppendFloat(line, float64(pred), 'g', -1, 32)
+	} else {
+		line = strconv.AppendFloat(line, float64(score), 'g', -1, 32)
+		line = append(line, ' ')
+		line = strconv.AppendInt(line, int64(face), 10)
+	}
+	if p >= 0 {
+		line = append(line, ' ')
+		line = strconv.AppendFloat(line, p, 'g', 6, 64)
+	}
+	return append(line, '\n')
 }
 
 const predictUsage = "cpm predict -m MODEL -c DATA [-s SCORES [--proba]]"
@@ -270,20 +286,20 @@ func printEval(w io.Writer, m *model.Model, res *evalResult) {
 }
 
 // hasFaces reports whether m is a binary model whose predictions name a
-// face (CPM, Polyceptron, perceptron).
-func hasFaces(m *model.Model) bool {
-	return !learner.IsMulticlass(m) && m.Learner != learner.KernelPerceptron
-}
+// face (CPM, Polyceptron, perceptron, PLUME).
+func hasFaces(m *model.Model) bool { return faceRule(m) != "" }
 
-// faceRule says which face a row is assigned to.
+// faceRule says which face a prediction of m names, "" when its
+// predictions name none (multiclass models, models without hyperplanes).
 func faceRule(m *model.Model) string {
-	switch m.Learner {
-	case learner.CPM:
-		return "argmax face of the outer polytope"
-	case learner.PolyceptronOnline, learner.PolyceptronBatch:
-		return "argmin face, h = min"
+	if learner.IsMulticlass(m) {
+		return ""
 	}
-	return "face"
+	d, err := learner.Describe(m)
+	if err != nil || d.NoHyperplanes != "" {
+		return ""
+	}
+	return d.EvalRule
 }
 
 func sum(v []int64) int64 {

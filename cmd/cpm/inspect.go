@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,7 +15,6 @@ import (
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
-	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -23,31 +23,28 @@ const inspectUsage = "cpm inspect MODEL [--top N] [--data FILE] [--json FILE]"
 // inspection is what cpm inspect reports about a model, and the schema of
 // its --json output.
 type inspection struct {
-	Model       string            `json:"model"`
-	Learner     string            `json:"learner"`
-	Form        string            `json:"form"` // "binary", "one-vs-one" or "multiclass"
-	K           int               `json:"k"`
-	Features    int               `json:"features"` // feature rows excluding the bias row and a lifted feature
-	D           int               `json:"d"`        // weight rows, including bias row 0 (and the lifted feature)
-	Bias        float64           `json:"bias"`
-	Lift        string            `json:"lift,omitempty"`
-	Classes     []float32         `json:"classes"`
-	Sides       int               `json:"sides"`
-	Pairs       [][2]float32      `json:"pairs,omitempty"`
-	Params      map[string]string `json:"params,omitempty"`
-	Lambda      float64           `json:"lambda,omitempty"`
-	Entropy     float64           `json:"entropy,omitempty"`
-	Iterations  int64             `json:"iterations,omitempty"`
-	Seed        uint64            `json:"seed,omitempty"`
-	Rule        string            `json:"decision"`
-	FaceRule    string            `json:"face_rule"`
-	Data        string            `json:"data,omitempty"`
-	Rows        int64             `json:"rows,omitempty"`
-	Polytopes   []inspectPolytope `json:"polytopes"`
-	liftIndex   int               // weight row of the lifted feature, 0 if none
-	faceArgmin  bool              // faces are assigned by argmin (Polyceptron, PLUME)
-	faceNoun    string            // "face", "hyperplane", "expert", "class"
-	faceClasses bool              // multiclass perceptron: face k is class k
+	Model      string            `json:"model"`
+	Learner    string            `json:"learner"`
+	Form       string            `json:"form"` // "binary", "one-vs-one" or "multiclass"
+	K          int               `json:"k"`
+	Features   int               `json:"features"` // feature rows excluding the bias row and a lifted feature
+	D          int               `json:"d"`        // weight rows, including bias row 0 (and the lifted feature)
+	Bias       float64           `json:"bias"`
+	Lift       string            `json:"lift,omitempty"`
+	Classes    []float32         `json:"classes"`
+	Sides      int               `json:"sides"`
+	Pairs      [][2]float32      `json:"pairs,omitempty"`
+	Params     map[string]string `json:"params,omitempty"`
+	Lambda     float64           `json:"lambda,omitempty"`
+	Entropy    float64           `json:"entropy,omitempty"`
+	Iterations int64             `json:"iterations,omitempty"`
+	Seed       uint64            `json:"seed,omitempty"`
+	Rule       string            `json:"decision"`
+	FaceRule   string            `json:"face_rule"`
+	Data       string            `json:"data,omitempty"`
+	Rows       int64             `json:"rows,omitempty"`
+	Polytopes  []inspectPolytope `json:"polytopes"`
+	desc       *learner.Description
 }
 
 // inspectPolytope is one weight matrix: a CPM polytope, or the hyperplanes
@@ -147,10 +144,17 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 // hyperplanes (the kernel perceptron's dual form) are refused. It stops
 // with ctx's error when ctx is cancelled.
 func inspectModel(ctx context.Context, m *model.Model, top int) (*inspection, error) {
+	d, err := learner.Describe(m)
+	if err != nil {
+		return nil, err
+	}
+	if d.NoHyperplanes != "" {
+		return nil, errors.New(d.NoHyperplanes)
+	}
 	in := &inspection{
 		Learner: m.Learner, K: m.K, D: m.D, Bias: m.Bias, Classes: m.Classes, Sides: m.Sides,
 		Params: m.Params, Lambda: m.Lambda, Entropy: m.Entropy, Iterations: m.Iterations, Seed: m.Seed,
-		Form: "binary", faceNoun: "face",
+		Form: "binary", Rule: d.Rule, FaceRule: d.FaceRule, Lift: d.Lift, Pairs: d.Pairs, desc: d,
 	}
 	switch {
 	case m.OvO:
@@ -158,81 +162,9 @@ func inspectModel(ctx context.Context, m *model.Model, top int) (*inspection, er
 	case m.Multiclass:
 		in.Form = "multiclass"
 	}
-	var names []string
-	var positives []*float32
-	switch m.Learner {
-	case learner.CPM:
-		if m.Multiclass {
-			return nil, fmt.Errorf("a cpm model cannot be all-together multiclass")
-		}
-		in.Rule = "outer label when max_k (w_k·x + b_k) > 0"
-		if m.Sides == 2 {
-			in.Rule = "outer label when f_outer(x) - f_inner(x) > 0, f = max_k (w_k·x + b_k)"
-		}
-		in.FaceRule = "argmax_k (w_k·x + b_k) of each polytope"
-		sides := []string{"outer", "inner"}[:m.Sides]
-		if m.OvO {
-			for _, p := range sgd.Pairs(len(m.Classes)) {
-				a, b := m.Classes[p[0]], m.Classes[p[1]]
-				in.Pairs = append(in.Pairs, [2]float32{a, b})
-				for s, side := range sides {
-					names = append(names, fmt.Sprintf("%v vs %v/%s", a, b, side))
-					positives = append(positives, &[]float32{a, b}[s])
-				}
-			}
-		} else {
-			for s, side := range sides {
-				names = append(names, side)
-				positives = append(positives, &m.Classes[s])
-			}
-		}
-	case learner.Perceptron, learner.PolyceptronOnline, learner.PolyceptronBatch:
-		lift := m.Params["lift"]
-		if lift != "" && lift != sgd.NoLift.String() {
-			in.Lift = lift
-			idx, err := strconv.Atoi(m.Params["lift_index"])
-			if err != nil || idx < 1 || idx >= m.D {
-				return nil, fmt.Errorf("%s model: %w: lift_index %q", m.Learner, model.ErrInvalid, m.Params["lift_index"])
-			}
-			in.liftIndex = idx
-		}
-		if m.Learner == learner.Perceptron {
-			in.faceNoun = "hyperplane"
-			in.Rule = "first label when w·x + b > 0"
-			in.FaceRule = "the one hyperplane"
-			names = []string{"hyperplane w·x + b = 0"}
-			if m.Multiclass {
-				in.faceClasses = true
-				in.Rule = "the class of argmax_k (w_k·x + b_k)"
-				in.FaceRule = in.Rule
-				names = []string{"one hyperplane per class"}
-			}
-		} else {
-			in.faceNoun, in.faceArgmin = "hyperplane", true
-			in.Rule = "first (inside) label when min_k (w_k·x + b_k) > 0"
-			in.FaceRule = "argmin_k (w_k·x + b_k)"
-			names = []string{"polyhedron, h(x) = min_k (w_k·x + b_k)"}
-		}
-		positives = []*float32{nil}
-	case learner.PLUME, learner.SPLA1:
-		in.faceNoun, in.faceArgmin = "expert", true
-		in.Rule = "first (inside) label when p(y = +1 | x) = Σ_k g_k(x) σ(w_k·x + b_k) > 1/2, g = softmax(-γ (w_k·x + b_k))"
-		if m.Learner == learner.SPLA1 {
-			in.Rule = "first (inside) label when min_k (w_k·x + b_k) > 0 (hard gate)"
-		}
-		in.FaceRule = "the gate's argmax = argmin_k (w_k·x + b_k)"
-		names = []string{"experts, gated by softmax(-γ (w_k·x + b_k))"}
-		positives = []*float32{nil}
-	case learner.KernelPerceptron:
-		return nil, fmt.Errorf("a %s model holds support rows and dual coefficients, not hyperplanes (cpm export dumps them)", m.Learner)
-	default:
-		return nil, fmt.Errorf("model of unknown learner %q (this build knows %v)", m.Learner, learner.Names())
-	}
-	if len(names) != len(m.Weights) {
-		return nil, fmt.Errorf("%s model has %d weight matrices, want %d: %w", m.Learner, len(m.Weights), len(names), model.ErrInvalid)
-	}
+	names, positives := d.Matrices, d.Positives
 	in.Features = m.D - 1
-	if in.liftIndex > 0 {
+	if d.LiftIndex > 0 {
 		in.Features--
 	}
 	for i, w := range m.Weights {
@@ -242,7 +174,7 @@ func inspectModel(ctx context.Context, m *model.Model, top int) (*inspection, er
 		p := inspectPolytope{Index: i, Name: names[i], Positive: positives[i]}
 		for k := range m.K {
 			f := inspectFace{Face: k, Bias: m.Bias * float64(w.At(0, k))}
-			if in.faceClasses {
+			if in.desc.FaceClasses {
 				f.Class = &m.Classes[k]
 			}
 			var ss float64
@@ -322,8 +254,8 @@ func (in *inspection) assign(ctx context.Context, m *model.Model, path string, o
 	}
 	raw := make([]float32, sparsevec.StrideFor(m.K))
 	limit := m.D
-	if in.liftIndex > 0 {
-		limit = in.liftIndex
+	if in.desc.LiftIndex > 0 {
+		limit = in.desc.LiftIndex
 	}
 	bias := float32(m.Bias)
 	for {
@@ -341,7 +273,7 @@ func (in *inspection) assign(ctx context.Context, m *model.Model, path string, o
 			in.Rows++
 			x := b.Row(r).Below(limit)
 			var z float32 // the lifted feature ‖x‖²
-			if in.liftIndex > 0 {
+			if in.desc.LiftIndex > 0 {
 				for _, v := range x.Val[:len(x.Idx)] {
 					z += v * v
 				}
@@ -355,8 +287,8 @@ func (in *inspection) assign(ctx context.Context, m *model.Model, path string, o
 				w.Scores(raw, x)
 				row0 := w.Row(0)
 				var lift []float32
-				if in.liftIndex > 0 {
-					lift = w.Row(in.liftIndex)
+				if in.desc.LiftIndex > 0 {
+					lift = w.Row(in.desc.LiftIndex)
 				}
 				best := 0
 				for k := range m.K {
@@ -365,7 +297,7 @@ func (in *inspection) assign(ctx context.Context, m *model.Model, path string, o
 						s += z * lift[k]
 					}
 					raw[k] = s
-					if (in.faceArgmin && s < raw[best]) || (!in.faceArgmin && s > raw[best]) {
+					if (in.desc.FaceArgmin && s < raw[best]) || (!in.desc.FaceArgmin && s > raw[best]) {
 						best = k
 					}
 				}
@@ -391,22 +323,31 @@ func (in *inspection) assign(ctx context.Context, m *model.Model, path string, o
 
 // print writes the report as text.
 func (in *inspection) print(w io.Writer) {
+	in.printHeader(w)
+	hasTop := in.hasTop()
+	for _, p := range in.Polytopes {
+		in.printPolytope(w, &p, hasTop)
+	}
+}
+
+// printHeader writes the model-wide lines of the report.
+func (in *inspection) printHeader(w io.Writer) {
 	fmt.Fprintf(w, "model     %s\n", in.Model)
 	fmt.Fprintf(w, "learner   %s (%s", in.Learner, in.Form)
-	if in.Learner == learner.CPM {
+	if in.desc.Polytopes {
 		fmt.Fprintf(w, ", %s", []string{"single-sided", "double-sided"}[in.Sides-1])
 	}
-	fmt.Fprintf(w, ")\nK         %d %s", in.K, in.faceNoun)
+	fmt.Fprintf(w, ")\nK         %d %s", in.K, in.desc.FaceNoun)
 	if in.K != 1 {
 		fmt.Fprint(w, "s")
 	}
-	if in.Learner == learner.CPM {
+	if in.desc.Polytopes {
 		fmt.Fprint(w, " per polytope")
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "features  %d (weight rows D = %d: bias row 0", in.Features, in.D)
-	if in.liftIndex > 0 {
-		fmt.Fprintf(w, ", lifted feature %s at row %d", in.Lift, in.liftIndex)
+	if in.desc.LiftIndex > 0 {
+		fmt.Fprintf(w, ", lifted feature %s at row %d", in.Lift, in.desc.LiftIndex)
 	}
 	fmt.Fprintf(w, "); bias value %g\n", in.Bias)
 	fmt.Fprintf(w, "classes   %s\n", in.classText())
@@ -423,7 +364,7 @@ func (in *inspection) print(w io.Writer) {
 	if in.Lambda != 0 {
 		hp = append(hp, fmt.Sprintf("lambda %g", in.Lambda))
 	}
-	if in.Learner == learner.CPM {
+	if in.desc.Polytopes {
 		hp = append(hp, fmt.Sprintf("entropy %g", in.Entropy), fmt.Sprintf("iterations %d", in.Iterations), fmt.Sprintf("seed %d", in.Seed))
 	} else if in.Iterations != 0 {
 		hp = append(hp, fmt.Sprintf("iterations %d", in.Iterations))
@@ -437,55 +378,56 @@ func (in *inspection) print(w io.Writer) {
 	if in.Data != "" {
 		fmt.Fprintf(w, "data      %s: %d rows, assigned by %s\n", in.Data, in.Rows, in.FaceRule)
 	}
-	hasTop := in.hasTop()
-	for _, p := range in.Polytopes {
-		fmt.Fprintln(w)
-		if in.Learner == learner.CPM {
-			fmt.Fprintf(w, "polytope %d: ", p.Index)
+}
+
+// printPolytope writes the lines of one weight matrix and its faces.
+func (in *inspection) printPolytope(w io.Writer, p *inspectPolytope, hasTop bool) {
+	fmt.Fprintln(w)
+	if in.desc.Polytopes {
+		fmt.Fprintf(w, "polytope %d: ", p.Index)
+	}
+	fmt.Fprint(w, p.Name)
+	if p.Positive != nil {
+		fmt.Fprintf(w, " (label %v outside)", *p.Positive)
+	}
+	fmt.Fprintf(w, ": %d of %d %ss active", p.ActiveFaces, len(p.Faces), in.desc.FaceNoun)
+	if in.Data != "" {
+		fmt.Fprintf(w, " over %d rows", p.Rows)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  %4s %-6s %10s %10s %8s", "face", "active", "norm", "bias", "nonzero")
+	if in.desc.FaceClasses {
+		fmt.Fprintf(w, " %8s", "class")
+	}
+	stored := len(p.Faces) > 0 && p.Faces[0].Stored != nil
+	if stored {
+		fmt.Fprintf(w, " %10s", "stored")
+	}
+	if in.Data != "" {
+		fmt.Fprintf(w, " %10s", "assigned")
+	}
+	if len(p.Faces) > 0 && hasTop {
+		fmt.Fprintf(w, "  top features (index:weight)")
+	}
+	fmt.Fprintln(w)
+	for _, f := range p.Faces {
+		fmt.Fprintf(w, "  %4d %-6s %10.4g %10.4g %8d", f.Face, map[bool]string{true: "yes", false: "no"}[f.Active], f.Norm, f.Bias, f.Nonzero)
+		if f.Class != nil {
+			fmt.Fprintf(w, " %8v", *f.Class)
 		}
-		fmt.Fprint(w, p.Name)
-		if p.Positive != nil {
-			fmt.Fprintf(w, " (label %v outside)", *p.Positive)
-		}
-		fmt.Fprintf(w, ": %d of %d %ss active", p.ActiveFaces, len(p.Faces), in.faceNoun)
-		if in.Data != "" {
-			fmt.Fprintf(w, " over %d rows", p.Rows)
-		}
-		fmt.Fprintln(w)
-		fmt.Fprintf(w, "  %4s %-6s %10s %10s %8s", "face", "active", "norm", "bias", "nonzero")
-		if in.faceClasses {
-			fmt.Fprintf(w, " %8s", "class")
-		}
-		stored := len(p.Faces) > 0 && p.Faces[0].Stored != nil
 		if stored {
-			fmt.Fprintf(w, " %10s", "stored")
+			fmt.Fprintf(w, " %10d", *f.Stored)
 		}
-		if in.Data != "" {
-			fmt.Fprintf(w, " %10s", "assigned")
+		if f.Assigned != nil {
+			fmt.Fprintf(w, " %10d", *f.Assigned)
 		}
-		if len(p.Faces) > 0 && hasTop {
-			fmt.Fprintf(w, "  top features (index:weight)")
+		if len(f.Top) > 0 {
+			fmt.Fprint(w, " ")
+			for _, t := range f.Top {
+				fmt.Fprintf(w, " %s:%.4g", in.featureName(t.Index), t.Weight)
+			}
 		}
 		fmt.Fprintln(w)
-		for _, f := range p.Faces {
-			fmt.Fprintf(w, "  %4d %-6s %10.4g %10.4g %8d", f.Face, map[bool]string{true: "yes", false: "no"}[f.Active], f.Norm, f.Bias, f.Nonzero)
-			if f.Class != nil {
-				fmt.Fprintf(w, " %8v", *f.Class)
-			}
-			if stored {
-				fmt.Fprintf(w, " %10d", *f.Stored)
-			}
-			if f.Assigned != nil {
-				fmt.Fprintf(w, " %10d", *f.Assigned)
-			}
-			if len(f.Top) > 0 {
-				fmt.Fprint(w, " ")
-				for _, t := range f.Top {
-					fmt.Fprintf(w, " %s:%.4g", in.featureName(t.Index), t.Weight)
-				}
-			}
-			fmt.Fprintln(w)
-		}
 	}
 }
 
@@ -503,7 +445,7 @@ func (in *inspection) hasTop() bool {
 
 // featureName names weight row j: its LIBSVM index, or the lifted feature.
 func (in *inspection) featureName(j int) string {
-	if in.liftIndex > 0 && j == in.liftIndex {
+	if in.desc.LiftIndex > 0 && j == in.desc.LiftIndex {
 		return "|x|^2"
 	}
 	return strconv.Itoa(j)
@@ -515,15 +457,10 @@ func (in *inspection) classText() string {
 	for _, c := range in.Classes {
 		ls = append(ls, strconv.FormatFloat(float64(c), 'g', -1, 32))
 	}
-	switch {
-	case in.Form != "binary":
+	if in.Form != "binary" {
 		return fmt.Sprintf("%d: %s", len(ls), strings.Join(ls, " "))
-	case in.Learner == learner.CPM:
-		return fmt.Sprintf("outer %s, inner %s", ls[0], ls[1])
-	case in.Learner == learner.Perceptron:
-		return fmt.Sprintf("%s when the score is > 0, else %s", ls[0], ls[1])
 	}
-	return fmt.Sprintf("inside %s, outside %s", ls[0], ls[1])
+	return in.desc.Classes
 }
 
 func sortedKeys(m map[string]string) []string {

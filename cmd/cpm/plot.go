@@ -134,7 +134,7 @@ func runPlotRegions(ctx context.Context, args []string, stderr io.Writer) (err e
 	p, legend := regionsPlot(m, g, pred, data, *grid, *noFaces)
 	p.Title.Text = *title
 	if *title == "" {
-		p.Title.Text = g.describe(m)
+		p.Title.Text = g.Title + ": decision regions"
 	}
 	return savePNG(*out, vg.Length(*width)*vg.Inch, vg.Length(*height)*vg.Inch, func(dc draw.Canvas) {
 		lw := legend.Rectangle(dc).Size().X + vg.Inch/4
@@ -144,59 +144,23 @@ func runPlotRegions(ctx context.Context, args []string, stderr io.Writer) (err e
 }
 
 // geometry is what plot regions needs to know about a model's
-// hyperplanes: the weight rows of the two features and of a lifted
-// ‖x‖² feature.
+// hyperplanes: the learner's description of the model.
 type geometry struct {
-	lines    bool // the model has weight-matrix faces to draw
-	liftRow  int  // weight row of the lifted feature, 0 if none
-	features int  // features used, excluding bias and lift
+	*learner.Description
+	lines bool // the model has weight-matrix faces to draw
 }
 
 // modelGeometry checks that m uses features 1 and 2 at most.
 func modelGeometry(m *model.Model) (geometry, error) {
-	var g geometry
-	switch m.Learner {
-	case learner.KernelPerceptron:
-		for _, b := range m.Extra {
-			if b.Name == "sv" && len(b.U32) > 0 {
-				g.features = int(slices.Max(b.U32))
-			}
-		}
-	case learner.CPM, learner.PLUME, learner.SPLA1:
-		g.lines, g.features = true, m.D-1
-	case learner.Perceptron, learner.PolyceptronOnline, learner.PolyceptronBatch:
-		g.lines, g.features = true, m.D-1
-		if l := m.Params["lift"]; l != "" && l != sgd.NoLift.String() {
-			idx, err := strconv.Atoi(m.Params["lift_index"])
-			if err != nil || idx < 1 || idx != m.D-1 {
-				return g, fmt.Errorf("%s model: %w: lift_index %q", m.Learner, model.ErrInvalid, m.Params["lift_index"])
-			}
-			g.liftRow, g.features = idx, idx-1
-		}
-	default:
-		g.features = m.D - 1
+	d, err := learner.Describe(m)
+	if err != nil {
+		return geometry{}, err
 	}
-	if g.features > 2 {
-		return g, fmt.Errorf("the model has %d features; regions are drawn for 2-D models (features 1 and 2)", g.features)
+	g := geometry{Description: d, lines: d.NoHyperplanes == ""}
+	if g.Features > 2 {
+		return g, fmt.Errorf("the model has %d features; regions are drawn for 2-D models (features 1 and 2)", g.Features)
 	}
 	return g, nil
-}
-
-func (g geometry) describe(m *model.Model) string {
-	s := m.Learner
-	if m.Learner == learner.CPM {
-		s += fmt.Sprintf(", %s", []string{"single-sided", "double-sided"}[m.Sides-1])
-		if m.OvO {
-			s += ", one-vs-one"
-		}
-	}
-	if g.lines && !(m.Learner == learner.Perceptron) {
-		s += fmt.Sprintf(", K = %d", m.K)
-	}
-	if g.liftRow > 0 {
-		s += ", quadratic lift"
-	}
-	return s + ": decision regions"
 }
 
 // regionsPlot draws the predicted label of every grid cell, the data
@@ -213,43 +177,11 @@ func regionsPlot(m *model.Model, g geometry, pred learner.Predictor, data *spars
 		}
 	}
 	colorOf := func(y float32) color.RGBA { return labelColors[slices.Index(labels, y)%len(labelColors)] }
-
-	xs := make([][2]float64, data.Rows())
-	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
-	for r := range data.Rows() {
-		x := data.Row(r)
-		for i, j := range x.Idx {
-			xs[r][j-1] = float64(x.Val[i])
-		}
-		xmin, xmax = min(xmin, xs[r][0]), max(xmax, xs[r][0])
-		ymin, ymax = min(ymin, xs[r][1]), max(ymax, xs[r][1])
-	}
-	pad := func(lo, hi float64) (float64, float64) {
-		if hi-lo < 1e-9 {
-			return lo - 1, hi + 1
-		}
-		d := 0.05 * (hi - lo)
-		return lo - d, hi + d
-	}
-	xmin, xmax = pad(xmin, xmax)
-	ymin, ymax = pad(ymin, ymax)
-
-	// Regions: the model's label at the centre of each cell; image row 0
-	// is the top (ymax).
-	img := image.NewRGBA(image.Rect(0, 0, n, n))
-	v := sparsevec.Vector{Idx: []uint32{1, 2}, Val: make([]float32, 2)}
-	for i := range n {
-		v.Val[1] = float32(ymax - (float64(i)+0.5)*(ymax-ymin)/float64(n))
-		for j := range n {
-			v.Val[0] = float32(xmin + (float64(j)+0.5)*(xmax-xmin)/float64(n))
-			y, _, _ := pred.Predict(v)
-			img.SetRGBA(j, i, lighten(colorOf(y), 0.3))
-		}
-	}
+	xs, b := dataBox(data)
 
 	p := plot.New()
 	p.X.Label.Text, p.Y.Label.Text = "feature 1", "feature 2"
-	p.Add(plotter.NewImage(img, xmin, ymin, xmax, ymax))
+	p.Add(plotter.NewImage(regionImage(pred, n, b, colorOf), b.xmin, b.ymin, b.xmax, b.ymax))
 	legend := plot.NewLegend()
 	legend.Top, legend.Left = true, true
 	for li, y := range labels {
@@ -269,71 +201,102 @@ func regionsPlot(m *model.Model, g geometry, pred learner.Predictor, data *spars
 	}
 	if g.lines && !noFaces {
 		for i, w := range m.Weights {
-			var segs []*plotter.Line
-			var marks plotter.XYLabels // face numbers near one end of each line
-			for k := range m.K {
-				ls := faceLines(m, g, w, k, xmin, xmax, ymin, ymax)
-				segs = append(segs, ls...)
-				if len(ls) != 1 || len(ls[0].XYs) != 2 || len(m.Weights) > 2 {
-					continue
-				}
-				if a, b, ok := clipSegment(ls[0].XYs[0], ls[0].XYs[1], xmin, xmax, ymin, ymax); ok {
-					name := strconv.Itoa(k)
-					if len(m.Weights) == 2 {
-						name = []string{"o", "i"}[i] + name
-					}
-					marks.XYs = append(marks.XYs, plotter.XY{X: a.X + 0.06*(b.X-a.X), Y: a.Y + 0.06*(b.Y-a.Y)})
-					marks.Labels = append(marks.Labels, name)
-				}
+			if segs := addFaceLines(p, m, g, i, w, b); len(segs) > 0 {
+				legend.Add(g.Legends[i], segs[0])
 			}
-			if len(segs) == 0 {
-				continue
-			}
-			style := draw.LineStyle{Color: lineColors[i%len(lineColors)], Width: vg.Points(1.3)}
-			if m.Sides == 2 && i%2 == 1 {
-				style.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-			}
-			for _, l := range segs {
-				l.LineStyle = style
-				p.Add(l)
-			}
-			if len(marks.XYs) > 0 {
-				if lb, err := plotter.NewLabels(marks); err == nil {
-					for j := range lb.TextStyle {
-						lb.TextStyle[j].Color = style.Color
-						lb.TextStyle[j].XAlign, lb.TextStyle[j].YAlign = draw.XCenter, draw.YCenter
-					}
-					lb.Offset = vg.Point{X: vg.Points(7), Y: vg.Points(0)}
-					p.Add(lb)
-				}
-			}
-			legend.Add(faceLegend(m, i), segs[0])
 		}
 	}
-	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = xmin, xmax, ymin, ymax
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = b.xmin, b.xmax, b.ymin, b.ymax
 	p.X.Padding, p.Y.Padding = 0, 0
 	return p, legend
 }
 
-// faceLegend names the faces of weight matrix i in the legend.
-func faceLegend(m *model.Model, i int) string {
-	switch m.Learner {
-	case learner.CPM:
-		side := []string{"outer", "inner"}[i%m.Sides]
-		if m.OvO {
-			pr := sgd.Pairs(len(m.Classes))[i/m.Sides]
-			return fmt.Sprintf("%v vs %v/%s faces", m.Classes[pr[0]], m.Classes[pr[1]], side)
+// box is the plotted area.
+type box struct{ xmin, xmax, ymin, ymax float64 }
+
+// dataBox returns the points of data's rows (features 1 and 2) and the
+// box around them, padded by 5% (by 1 when they span no width).
+func dataBox(data *sparsevec.CSR) ([][2]float64, box) {
+	xs := make([][2]float64, data.Rows())
+	b := box{math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)}
+	for r := range data.Rows() {
+		x := data.Row(r)
+		for i, j := range x.Idx {
+			xs[r][j-1] = float64(x.Val[i])
 		}
-		return fmt.Sprintf("%s polytope's faces (%v outside)", side, m.Classes[i])
-	case learner.Perceptron:
-		if m.Multiclass {
-			return "w_c·x + b_c = 0, one per class"
-		}
-		return "hyperplane w·x + b = 0"
-	case learner.PLUME, learner.SPLA1:
-		return "experts' hyperplanes"
+		b.xmin, b.xmax = min(b.xmin, xs[r][0]), max(b.xmax, xs[r][0])
+		b.ymin, b.ymax = min(b.ymin, xs[r][1]), max(b.ymax, xs[r][1])
 	}
-	return "hyperplanes w_k·x + b_k = 0"
+	pad := func(lo, hi float64) (float64, float64) {
+		if hi-lo < 1e-9 {
+			return lo - 1, hi + 1
+		}
+		d := 0.05 * (hi - lo)
+		return lo - d, hi + d
+	}
+	b.xmin, b.xmax = pad(b.xmin, b.xmax)
+	b.ymin, b.ymax = pad(b.ymin, b.ymax)
+	return xs, b
+}
+
+// regionImage colours an n×n grid over b by the label pred gives the
+// centre of each cell; image row 0 is the top (ymax).
+func regionImage(pred learner.Predictor, n int, b box, colorOf func(float32) color.RGBA) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, n, n))
+	v := sparsevec.Vector{Idx: []uint32{1, 2}, Val: make([]float32, 2)}
+	for i := range n {
+		v.Val[1] = float32(b.ymax - (float64(i)+0.5)*(b.ymax-b.ymin)/float64(n))
+		for j := range n {
+			v.Val[0] = float32(b.xmin + (float64(j)+0.5)*(b.xmax-b.xmin)/float64(n))
+			y, _, _ := pred.Predict(v)
+			img.SetRGBA(j, i, lighten(colorOf(y), 0.3))
+		}
+	}
+	return img
+}
+
+// addFaceLines draws the faces of weight matrix i (w) on p, numbered near
+// one end when the model has at most two matrices, and returns the lines.
+func addFaceLines(p *plot.Plot, m *model.Model, g geometry, i int, w *sparsevec.Matrix, b box) []*plotter.Line {
+	var segs []*plotter.Line
+	var marks plotter.XYLabels // face numbers near one end of each line
+	for k := range m.K {
+		ls := faceLines(m, g, w, k, b.xmin, b.xmax, b.ymin, b.ymax)
+		segs = append(segs, ls...)
+		if len(ls) != 1 || len(ls[0].XYs) != 2 || len(m.Weights) > 2 {
+			continue
+		}
+		if a, c, ok := clipSegment(ls[0].XYs[0], ls[0].XYs[1], b.xmin, b.xmax, b.ymin, b.ymax); ok {
+			name := strconv.Itoa(k)
+			if len(m.Weights) == 2 {
+				name = []string{"o", "i"}[i] + name
+			}
+			marks.XYs = append(marks.XYs, plotter.XY{X: a.X + 0.06*(c.X-a.X), Y: a.Y + 0.06*(c.Y-a.Y)})
+			marks.Labels = append(marks.Labels, name)
+		}
+	}
+	if len(segs) == 0 {
+		return nil
+	}
+	style := draw.LineStyle{Color: lineColors[i%len(lineColors)], Width: vg.Points(1.3)}
+	if m.Sides == 2 && i%2 == 1 {
+		style.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+	}
+	for _, l := range segs {
+		l.LineStyle = style
+		p.Add(l)
+	}
+	if len(marks.XYs) > 0 {
+		if lb, err := plotter.NewLabels(marks); err == nil {
+			for j := range lb.TextStyle {
+				lb.TextStyle[j].Color = style.Color
+				lb.TextStyle[j].XAlign, lb.TextStyle[j].YAlign = draw.XCenter, draw.YCenter
+			}
+			lb.Offset = vg.Point{X: vg.Points(7), Y: vg.Points(0)}
+			p.Add(lb)
+		}
+	}
+	return segs
 }
 
 // faceLines returns the curve where face k of w is zero inside the box: a
@@ -348,12 +311,12 @@ func faceLines(m *model.Model, g geometry, w *sparsevec.Matrix, k int, xmin, xma
 		return float64(w.At(j, k))
 	}
 	a, b, c := at(1), 0.0, m.Bias*at(0)
-	if g.features >= 2 {
+	if g.Features >= 2 {
 		b = at(2)
 	}
 	var q float64
-	if g.liftRow > 0 {
-		q = at(g.liftRow)
+	if g.LiftIndex > 0 {
+		q = at(g.LiftIndex)
 	}
 	var curves []plotter.XYs
 	switch {
@@ -506,64 +469,27 @@ func readMetricsLog(path string) ([]metricsRecord, error) {
 	return recs, nil
 }
 
+// curveSeries is one quantity of the metrics records, drawn per task.
+type curveSeries struct {
+	name string
+	get  func(metricsRecord) *float64
+	dash bool
+}
+
+// curvePanel is one plot of plot curve: a y axis and its series.
+type curvePanel struct {
+	ylabel string
+	series []curveSeries
+	log    bool // log scale when every value is > 0
+}
+
 // curvePanels returns one plot per quantity the records hold: loss (CPM:
 // positive and negative rows' hinge loss; PLUME: negative log-likelihood
 // per row), violation rate and validation error, each with one line per
 // task.
 func curvePanels(recs []metricsRecord, byEpoch bool) ([]*plot.Plot, plot.Legend) {
-	var tasks []string
-	maxStep := int64(0)
-	for _, r := range recs {
-		if !slices.Contains(tasks, r.Task) {
-			tasks = append(tasks, r.Task)
-		}
-		maxStep = max(maxStep, r.Step)
-	}
-	// Concurrent polytopes interleave their records: order the tasks by
-	// name, a pair's outer polytope before its inner one, so colours do
-	// not depend on scheduling.
-	slices.SortFunc(tasks, compareTasks)
-	xScale, xLabel := 1.0, "step"
-	switch {
-	case byEpoch:
-		xLabel = "epoch"
-	case !slices.ContainsFunc(recs, func(r metricsRecord) bool { return r.Of > 0 }):
-		xLabel = "pass or iteration" // not SGD steps: a learner without a step budget
-	case maxStep >= 1_000_000:
-		xScale, xLabel = 1e-6, "step (millions)"
-	}
-	xOf := func(r metricsRecord) float64 {
-		if byEpoch {
-			return r.Epoch
-		}
-		return float64(r.Step) * xScale
-	}
-	type series struct {
-		name string
-		get  func(metricsRecord) *float64
-		dash bool
-	}
-	type panel struct {
-		ylabel string
-		series []series
-		log    bool // log scale when every value is > 0
-	}
-	hasCPMLoss := slices.ContainsFunc(recs, func(r metricsRecord) bool { return r.PosLoss != nil || r.NegLoss != nil })
-	var defs []panel
-	if hasCPMLoss {
-		defs = append(defs, panel{"hinge loss", []series{
-			{"positive rows", func(r metricsRecord) *float64 { return r.PosLoss }, false},
-			{"negative rows", func(r metricsRecord) *float64 { return r.NegLoss }, true},
-		}, true})
-	} else if slices.ContainsFunc(recs, func(r metricsRecord) bool { return r.Loss != nil }) {
-		defs = append(defs, panel{"loss (-log-likelihood per row)", []series{{"", func(r metricsRecord) *float64 { return r.Loss }, false}}, false})
-	}
-	if slices.ContainsFunc(recs, func(r metricsRecord) bool { return r.Violation != nil }) {
-		defs = append(defs, panel{"violation rate", []series{{"", func(r metricsRecord) *float64 { return r.Violation }, false}}, false})
-	}
-	if slices.ContainsFunc(recs, func(r metricsRecord) bool { return r.ValError != nil }) {
-		defs = append(defs, panel{"validation error", []series{{"", func(r metricsRecord) *float64 { return r.ValError }, false}}, false})
-	}
+	tasks, xLabel, xOf := curveAxis(recs, byEpoch)
+	defs, hasCPMLoss := curveDefs(recs)
 	var plots []*plot.Plot
 	legend := plot.NewLegend()
 	legend.Top, legend.Left = true, true
@@ -577,65 +503,18 @@ func curvePanels(recs []metricsRecord, byEpoch bool) ([]*plot.Plot, plot.Legend)
 		// A log scale needs positive values: zeros (a polytope that made
 		// no update) are left out, breaking the line there.
 		logY := d.log && slices.ContainsFunc(recs, func(r metricsRecord) bool {
-			return slices.ContainsFunc(d.series, func(s series) bool { v := s.get(r); return v != nil && *v > 0 })
+			return slices.ContainsFunc(d.series, func(s curveSeries) bool { v := s.get(r); return v != nil && *v > 0 })
 		})
 		for ti, task := range tasks {
 			for _, s := range d.series {
-				var pts plotter.XYs
-				for _, r := range recs {
-					if v := s.get(r); r.Task == task && v != nil && !math.IsNaN(*v) && !math.IsInf(*v, 0) {
-						pts = append(pts, plotter.XY{X: xOf(r), Y: *v})
-					}
-				}
-				slices.SortStableFunc(pts, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
-				runs := []plotter.XYs{pts}
-				if logY {
-					runs = runs[:0]
-					for len(pts) > 0 {
-						i := slices.IndexFunc(pts, func(q plotter.XY) bool { return q.Y <= 0 })
-						if i < 0 {
-							i = len(pts)
-						}
-						if i > 0 {
-							runs = append(runs, pts[:i])
-						}
-						pts = pts[min(i+1, len(pts)):]
-					}
-					// Plot log10 of the values on a linear axis with
-					// decade ticks (gonum's LogScale places the axis
-					// label by the arithmetic mean of the range).
-					for _, run := range runs {
-						for i := range run {
-							run[i].Y = math.Log10(run[i].Y)
-						}
-					}
-				}
 				style := draw.LineStyle{Color: labelColors[ti%len(labelColors)], Width: vg.Points(1.4)}
 				if s.dash {
 					style.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 				}
-				n := 0
-				for _, run := range runs {
-					n += len(run)
-				}
-				for _, run := range runs {
-					if len(run) == 0 {
-						continue
-					}
-					l, sc, err := plotter.NewLinePoints(run)
-					if err != nil {
-						continue
-					}
-					l.LineStyle = style
-					p.Add(l)
-					if n <= 40 {
-						sc.Color, sc.Radius = style.Color, vg.Points(1.8)
-						p.Add(sc)
-					}
-					if !slices.Contains(inLegend, task) {
-						inLegend = append(inLegend, task)
-						legend.Add(task, &plotter.Line{XYs: run[:1], LineStyle: draw.LineStyle{Color: style.Color, Width: style.Width}})
-					}
+				runs := seriesRuns(recs, task, s, xOf, logY)
+				if addRuns(p, runs, style) && !slices.Contains(inLegend, task) {
+					inLegend = append(inLegend, task)
+					legend.Add(task, &plotter.Line{XYs: runs[0][:1], LineStyle: draw.LineStyle{Color: style.Color, Width: style.Width}})
 				}
 			}
 		}
@@ -658,6 +537,129 @@ func curvePanels(recs []metricsRecord, byEpoch bool) ([]*plot.Plot, plot.Legend)
 		}
 	}
 	return plots, legend
+}
+
+// curveAxis returns the tasks of the records in a fixed order, the x
+// axis label and the x value of a record.
+func curveAxis(recs []metricsRecord, byEpoch bool) ([]string, string, func(metricsRecord) float64) {
+	var tasks []string
+	maxStep := int64(0)
+	for _, r := range recs {
+		if !slices.Contains(tasks, r.Task) {
+			tasks = append(tasks, r.Task)
+		}
+		maxStep = max(maxStep, r.Step)
+	}
+	// Concurrent polytopes interleave their records: order the tasks by
+	// name, a pair's outer polytope before its inner one, so colours do
+	// not depend on scheduling.
+	slices.SortFunc(tasks, compareTasks)
+	xScale, xLabel := 1.0, "step"
+	switch {
+	case byEpoch:
+		xLabel = "epoch"
+	case !slices.ContainsFunc(recs, func(r metricsRecord) bool { return r.Of > 0 }):
+		xLabel = "pass or iteration" // not SGD steps: a learner without a step budget
+	case maxStep >= 1_000_000:
+		xScale, xLabel = 1e-6, "step (millions)"
+	}
+	return tasks, xLabel, func(r metricsRecord) float64 {
+		if byEpoch {
+			return r.Epoch
+		}
+		return float64(r.Step) * xScale
+	}
+}
+
+// curveDefs returns the panels the records have values for, and whether
+// the first is CPM's two hinge losses.
+func curveDefs(recs []metricsRecord) ([]curvePanel, bool) {
+	has := func(get func(metricsRecord) *float64) bool {
+		return slices.ContainsFunc(recs, func(r metricsRecord) bool { return get(r) != nil })
+	}
+	pos := func(r metricsRecord) *float64 { return r.PosLoss }
+	neg := func(r metricsRecord) *float64 { return r.NegLoss }
+	loss := func(r metricsRecord) *float64 { return r.Loss }
+	viol := func(r metricsRecord) *float64 { return r.Violation }
+	val := func(r metricsRecord) *float64 { return r.ValError }
+	hasCPMLoss := has(pos) || has(neg)
+	var defs []curvePanel
+	if hasCPMLoss {
+		defs = append(defs, curvePanel{"hinge loss", []curveSeries{{"positive rows", pos, false}, {"negative rows", neg, true}}, true})
+	} else if has(loss) {
+		defs = append(defs, curvePanel{"loss (-log-likelihood per row)", []curveSeries{{"", loss, false}}, false})
+	}
+	if has(viol) {
+		defs = append(defs, curvePanel{"violation rate", []curveSeries{{"", viol, false}}, false})
+	}
+	if has(val) {
+		defs = append(defs, curvePanel{"validation error", []curveSeries{{"", val, false}}, false})
+	}
+	return defs, hasCPMLoss
+}
+
+// seriesRuns returns the finite points of series s of task, ordered by x;
+// with logY, as log10 of the positive values, in runs broken at the
+// others.
+func seriesRuns(recs []metricsRecord, task string, s curveSeries, xOf func(metricsRecord) float64, logY bool) []plotter.XYs {
+	var pts plotter.XYs
+	for _, r := range recs {
+		if v := s.get(r); r.Task == task && v != nil && !math.IsNaN(*v) && !math.IsInf(*v, 0) {
+			pts = append(pts, plotter.XY{X: xOf(r), Y: *v})
+		}
+	}
+	slices.SortStableFunc(pts, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+	if !logY {
+		return []plotter.XYs{pts}
+	}
+	var runs []plotter.XYs
+	for len(pts) > 0 {
+		i := slices.IndexFunc(pts, func(q plotter.XY) bool { return q.Y <= 0 })
+		if i < 0 {
+			i = len(pts)
+		}
+		if i > 0 {
+			runs = append(runs, pts[:i])
+		}
+		pts = pts[min(i+1, len(pts)):]
+	}
+	// Plot log10 of the values on a linear axis with decade ticks
+	// (gonum's LogScale places the axis label by the arithmetic mean of
+	// the range).
+	for _, run := range runs {
+		for i := range run {
+			run[i].Y = math.Log10(run[i].Y)
+		}
+	}
+	return runs
+}
+
+// addRuns draws the runs of one series on p in style, with point marks
+// when they hold at most 40 points, and reports whether it drew any (the
+// first run then belongs in the legend).
+func addRuns(p *plot.Plot, runs []plotter.XYs, style draw.LineStyle) bool {
+	n := 0
+	for _, run := range runs {
+		n += len(run)
+	}
+	drew := false
+	for _, run := range runs {
+		if len(run) == 0 {
+			continue
+		}
+		l, sc, err := plotter.NewLinePoints(run)
+		if err != nil {
+			continue
+		}
+		l.LineStyle = style
+		p.Add(l)
+		if n <= 40 {
+			sc.Color, sc.Radius = style.Color, vg.Points(1.8)
+			p.Add(sc)
+		}
+		drew = true
+	}
+	return drew
 }
 
 // decadeTicks marks an axis that holds log10 of the values: a labelled

@@ -57,10 +57,11 @@ type trainOptions struct {
 
 	// Set by validate.
 	spec      learner.Spec
-	ks        []int  // -k: one K, or the list to choose from
-	seed      uint64 // --seed
-	describe  string // the learner, for log lines
-	cachePath string // the cache file (--cache auto resolved), or ""
+	cpm       *learner.CPMConfig // the CPM settings of spec (a scratch value for other learners)
+	ks        []int              // -k: one K, or the list to choose from
+	seed      uint64             // --seed
+	describe  string             // the learner, for log lines
+	cachePath string             // the cache file (--cache auto resolved), or ""
 	classes   [2]float32
 }
 
@@ -189,7 +190,7 @@ func (o *trainOptions) validate() error {
 		return usagef("choosing K from a list needs the data in memory; drop --stream or give one K")
 	case len(o.ks) > 1 && o.selectFolds < 2:
 		return usagef("--select-folds %d: want at least 2", o.selectFolds)
-	case o.stream && (o.spec.Name != learner.CPM || o.spec.OvO):
+	case o.stream && (o.spec.Name != learner.CPM || o.cpm.OvO):
 		return usagef("--stream is for binary cpm training; %s needs the data in memory", o.describe)
 	case o.progressEvery < 0:
 		return usagef("--progress-every %d: want >= 1 (or 0 for the default)", o.progressEvery)
@@ -208,8 +209,14 @@ func (o *trainOptions) setLearner() error {
 	if err != nil {
 		return err
 	}
-	spec.MaxMemory, spec.CPM.MaxMemory = o.mem.v(), o.mem.v()
 	o.spec, o.ks, o.seed, o.describe = spec, lf.k, lf.seed, lf.describe()
+	// o.cpm points into o.spec for a CPM run; for other learners it is a
+	// scratch value that nothing reads, so that the CPM-only settings
+	// (progress, validation, checkpoints) need no test of the learner.
+	if o.cpm = o.spec.CPM(); o.cpm == nil {
+		o.cpm = &learner.CPMConfig{}
+	}
+	o.spec.MaxMemory, o.cpm.MaxMemory = o.mem.v(), o.mem.v()
 	return nil
 }
 

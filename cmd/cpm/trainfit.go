@@ -31,9 +31,9 @@ func (o *trainOptions) prepare(stderr io.Writer) (*trainRun, error) {
 		return nil, err
 	}
 	if !o.quiet {
-		o.spec.CPM.Progress = progressPrinter(stderr)
+		o.cpm.Progress = progressPrinter(stderr)
 	}
-	o.spec.CPM.ProgressEvery = o.progressEvery
+	o.cpm.ProgressEvery = o.progressEvery
 	run := &trainRun{}
 	if o.metricsLog != "" {
 		mlog, err := createMetricsLog(o.metricsLog, o.spec.Name)
@@ -41,7 +41,7 @@ func (o *trainOptions) prepare(stderr io.Writer) (*trainRun, error) {
 			return nil, err
 		}
 		run.mlog = mlog
-		o.spec.CPM.Progress = mlog.hook(o.spec.CPM.Progress)
+		o.cpm.Progress = mlog.hook(o.cpm.Progress)
 	}
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
@@ -94,10 +94,10 @@ func (o *trainOptions) trainStream(ctx context.Context, stderr io.Writer, met *t
 		return nil, nil, err
 	}
 	sides := 1
-	if o.spec.CPM.DoubleSided {
+	if o.cpm.DoubleSided {
 		sides = 2
 	}
-	m, r, err := sgd.TrainStream(ctx, o.spec.CPM, in.Passes(ctx, sides), o.buffer, o.classes)
+	m, r, err := sgd.TrainStream(ctx, o.cpm.Config, in.Passes(ctx, sides), o.buffer, o.classes)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -157,13 +157,13 @@ func (o *trainOptions) reportCPM(stderr io.Writer, m *model.Model, r *sgd.Report
 	if !vf.active() {
 		return nil
 	}
-	e, err := modelError(m, o.spec.CPM.Valid.Data)
+	e, err := modelError(m, o.cpm.Valid.Data)
 	if err != nil {
 		return err
 	}
 	met.ValidError = &e
 	if !o.quiet {
-		fmt.Fprintf(stderr, "validation error of the model %.3f%% on %d rows\n", 100*e, o.spec.CPM.Valid.Data.Rows())
+		fmt.Fprintf(stderr, "validation error of the model %.3f%% on %d rows\n", 100*e, o.cpm.Valid.Data.Rows())
 	}
 	return nil
 }

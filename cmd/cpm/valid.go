@@ -65,7 +65,7 @@ func (v *validFlags) load(spec *learner.Spec, data **sparsevec.CSR, stderr io.Wr
 	}
 	var valid *sparsevec.CSR
 	if v.holdout != 0 {
-		train, held, err := cv.Holdout(*data, v.holdout, spec.CPM.Seed)
+		train, held, err := cv.Holdout(*data, v.holdout, spec.CPM().Seed)
 		if err != nil {
 			return usagef("--holdout: %v", err)
 		}
@@ -85,7 +85,7 @@ func (v *validFlags) load(spec *learner.Spec, data **sparsevec.CSR, stderr io.Wr
 			fmt.Fprintf(stderr, "loaded %s: %d validation rows\n", v.file, valid.Rows())
 		}
 	}
-	spec.CPM.Valid = sgd.Validation{Data: valid, Every: v.every, Patience: v.earlyStop}
+	spec.CPM().Valid = sgd.Validation{Data: valid, Every: v.every, Patience: v.earlyStop}
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package sgd
+package kperceptron
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/polyhedral/cpm/learner/learnertest"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -182,7 +183,7 @@ func TestKernelParamsChecked(t *testing.T) {
 // over 2048 rows so that the branch predictor cannot learn the merges.
 func BenchmarkKernelEval(b *testing.B) {
 	const rows = 2048
-	data := mnistLike(rows)
+	data := learnertest.MNISTLike(rows)
 	sq := make([]float64, data.Rows())
 	for r := range sq {
 		sq[r] = data.Row(r).SqNorm()

@@ -1,4 +1,4 @@
-package sgd
+package kperceptron
 
 import (
 	"cmp"
@@ -9,11 +9,11 @@ import (
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// KernelKind selects the kernel function of a KernelPerceptron.
+// KernelKind selects the kernel function of a Perceptron.
 type KernelKind int
 
 // Kernel kinds. The formulas are eq. 7 and 8 of Xu and Zhang, "A Multiclass
-// Kernel Perceptron Algorithm" (see KernelPerceptron), plus the linear
+// Kernel Perceptron Algorithm" (see Perceptron), plus the linear
 // kernel and the usual offset c of the polynomial kernel.
 const (
 	LinearKernel KernelKind = iota // k(x,y) = x·y
@@ -41,7 +41,7 @@ func ParseKernelKind(s string) (KernelKind, error) {
 			return KernelKind(k), nil
 		}
 	}
-	return 0, fmt.Errorf("sgd: unknown kernel %q: want linear, poly or rbf", s)
+	return 0, fmt.Errorf("kperceptron: unknown kernel %q: want linear, poly or rbf", s)
 }
 
 // Default kernel parameters, used where the field is 0.
@@ -85,8 +85,8 @@ func (k Kernel) withDefaults() (Kernel, error) {
 // ‖x−y‖² = xx + yy − 2x·y, clamped at 0 against rounding. The inner product
 // is sparsevec.Dot, in float64. Eval does not allocate. Zero Degree and
 // Sigma take their defaults; other invalid parameters (Degree < 0, σ < 0,
-// NaN) give a meaningless value, not a panic: TrainKernelPerceptron and
-// KernelPerceptronFromModel refuse them.
+// NaN) give a meaningless value, not a panic: Train and
+// FromModel refuse them.
 func (k Kernel) Eval(x, y sparsevec.Vector, xx, yy float64) float64 {
 	f := k.fn()
 	return f.eval(x, y, xx, yy)

@@ -1,4 +1,4 @@
-package sgd
+package kperceptron
 
 import (
 	"cmp"
@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/polyhedral/cpm/linear"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -19,7 +19,7 @@ import (
 // ("kern").
 const kernelStream = 0x6b65726e
 
-// Defaults of KernelConfig.
+// Defaults of Config.
 const (
 	defaultKernelEpochs  = 100
 	defaultKernelCacheMB = 256
@@ -31,15 +31,15 @@ const (
 	kernelMaxCells   = 1 << 31
 )
 
-// kernelLearner is the Learner name of kernel perceptron model files.
-const kernelLearner = "kperceptron"
+// Learner is the Learner name of kernel perceptron model files.
+const Learner = "kperceptron"
 
 // errKernel prefixes every error of this file.
-const errKernel = "sgd: kernel perceptron: "
+const errKernel = "kperceptron: "
 
-// KernelConfig holds the hyperparameters of kernel perceptron training.
+// Config holds the hyperparameters of kernel perceptron training.
 // The zero value is usable: every field documents its default.
-type KernelConfig struct {
+type Config struct {
 	// Kernel is the kernel function; the zero value is the linear kernel.
 	Kernel Kernel
 	// Epochs is the maximum number of passes over the data (the paper's
@@ -58,7 +58,7 @@ type KernelConfig struct {
 
 // withDefaults returns c with defaults filled in and the kernel resolved,
 // or an error if a field is out of range.
-func (c KernelConfig) withDefaults() (KernelConfig, error) {
+func (c Config) withDefaults() (Config, error) {
 	c.Epochs = cmp.Or(c.Epochs, defaultKernelEpochs)
 	c.CacheMB = cmp.Or(c.CacheMB, defaultKernelCacheMB)
 	switch {
@@ -75,7 +75,7 @@ func (c KernelConfig) withDefaults() (KernelConfig, error) {
 	return c, nil
 }
 
-// KernelPerceptron is a binary or all-together multiclass kernel
+// Perceptron is a binary or all-together multiclass kernel
 // perceptron: Jianhua Xu and Xuegong Zhang, "A Multiclass Kernel
 // Perceptron Algorithm", section III (the binary rule is their refs. [13],
 // [14]; the multiclass one combines it with Kesler's construction, Duda,
@@ -110,9 +110,9 @@ func (c KernelConfig) withDefaults() (KernelConfig, error) {
 // row. We implement the dual form above: with the linear kernel it makes
 // exactly the decisions of the primal perceptron of eq. 3.
 //
-// Training (TrainKernelPerceptron) visits the rows of each epoch in a fresh
+// Training (Train) visits the rows of each epoch in a fresh
 // seeded permutation and stops after an epoch without a mistake or after
-// KernelConfig.Epochs epochs (the paper's "maximal iterations"); the last
+// Config.Epochs epochs (the paper's "maximal iterations"); the last
 // coefficients are the model. The paper starts from arbitrary initial
 // values; we start from α = 0, β = 0, so the first row visited is always a
 // mistake.
@@ -123,7 +123,7 @@ func (c KernelConfig) withDefaults() (KernelConfig, error) {
 //
 // # Model file
 //
-// Model and KernelPerceptronFromModel use the shared model file
+// Model and FromModel use the shared model file
 // (package model) with:
 //
 //	Learner     "kperceptron"
@@ -140,7 +140,7 @@ func (c KernelConfig) withDefaults() (KernelConfig, error) {
 //	            "sv.labels": F32 = the support rows' labels
 //
 // Other model fields are zero.
-type KernelPerceptron struct {
+type Perceptron struct {
 	Kernel     Kernel
 	Multiclass bool           // false: binary eq. 6-9; true: all-together multiclass eq. 10-11
 	Classes    []float32      // binary: [label predicted when f(x) > 0, the other] = [larger label, smaller label]; multiclass: all labels ascending
@@ -149,8 +149,8 @@ type KernelPerceptron struct {
 	Beta       []float32      // len nc: thresholds β (binary: β; multiclass: β_i)
 }
 
-// KernelReport summarises a kernel perceptron training run.
-type KernelReport struct {
+// Report summarises a kernel perceptron training run.
+type Report struct {
 	Epochs      int   // passes run
 	Mistakes    []int // mistakes per epoch
 	Converged   bool  // an epoch made no mistake
@@ -159,11 +159,11 @@ type KernelReport struct {
 	KernelEvals int64 // kernel evaluations computed (not served from cache)
 }
 
-// TrainKernelPerceptron trains a kernel perceptron on data: binary if data
+// Train trains a kernel perceptron on data: binary if data
 // has 2 distinct labels (Classes = [larger, smaller]), all-together
-// multiclass if it has more. See KernelPerceptron for the algorithm.
+// multiclass if it has more. See Perceptron for the algorithm.
 //
-// Besides the kernel-row cache (KernelConfig.CacheMB) training holds, per
+// Besides the kernel-row cache (Config.CacheMB) training holds, per
 // training row and class, the current decision value (8 bytes) and the
 // coefficient (4 bytes). A row visit costs O(nc); a mistake costs one
 // kernel row (n kernel evaluations on a cache miss) and O(n) additions.
@@ -175,7 +175,7 @@ type KernelReport struct {
 // kernel value that overflows. Training polls ctx every 1024 row visits and
 // every 2^18 kernel evaluations, and stops with an error wrapping
 // ctx.Err().
-func TrainKernelPerceptron(ctx context.Context, cfg KernelConfig, data *sparsevec.CSR) (*KernelPerceptron, *KernelReport, error) {
+func Train(ctx context.Context, cfg Config, data *sparsevec.CSR) (*Perceptron, *Report, error) {
 	start := time.Now()
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -202,7 +202,7 @@ type kernelTrainer struct {
 	data    *sparsevec.CSR
 	kf      kernelFn
 	n, nc   int
-	classes []float32 // as KernelPerceptron.Classes
+	classes []float32 // as Perceptron.Classes
 	cls     []int32   // class index of each row (binary: 0 is y = +1)
 	sq      []float64 // ‖x_q‖² of each row
 	// f is column-major: f[i*n+q] = Σ_m α_m^i k(x_m, x_q), without β, so
@@ -218,7 +218,7 @@ type kernelTrainer struct {
 // newKernelTrainer checks data and sets up training; cacheRows, if > 0,
 // overrides the cache size derived from cfg.CacheMB (for tests). cfg must
 // have been completed by withDefaults.
-func newKernelTrainer(cfg KernelConfig, data *sparsevec.CSR, cacheRows int) (*kernelTrainer, error) {
+func newKernelTrainer(cfg Config, data *sparsevec.CSR, cacheRows int) (*kernelTrainer, error) {
 	if data == nil || data.Rows() == 0 {
 		return nil, errors.New("no training rows")
 	}
@@ -234,7 +234,7 @@ func newKernelTrainer(cfg KernelConfig, data *sparsevec.CSR, cacheRows int) (*ke
 	if err := checkKernelRows(data); err != nil {
 		return nil, err
 	}
-	labels := Labels(data)
+	labels := data.DistinctLabels()
 	if len(labels) < 2 {
 		return nil, fmt.Errorf("the data has %d distinct label (%v), want at least 2", len(labels), labels)
 	}
@@ -277,19 +277,15 @@ func newKernelTrainer(cfg KernelConfig, data *sparsevec.CSR, cacheRows int) (*ke
 }
 
 // run trains for up to cfg.Epochs epochs.
-func (t *kernelTrainer) run(ctx context.Context, cfg KernelConfig) (*KernelReport, error) {
-	rep := &KernelReport{}
-	perm := make([]int32, t.n)
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	rng := rand.NewPCG(cfg.Seed, kernelStream)
+func (t *kernelTrainer) run(ctx context.Context, cfg Config) (*Report, error) {
+	rep := &Report{}
+	order := linear.NewEpochOrder(t.n, cfg.Seed, kernelStream)
 	var polled int64 // t.evals when ctx was last polled
 	for ep := range cfg.Epochs {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("epoch %d: %w", ep+1, err)
 		}
-		shuffle(rng, perm)
+		perm := order.Next()
 		mistakes := 0
 		for k, q := range perm {
 			// Poll ctx every 1024 visits and every 2^18 kernel
@@ -418,8 +414,8 @@ func (t *kernelTrainer) kernelRow(q int) []float64 {
 // result returns the trained model: the rows with a nonzero coefficient
 // (exactly the rows that were ever mistakes, since a row's own-class
 // coefficient only moves away from 0) in data order.
-func (t *kernelTrainer) result(k Kernel) *KernelPerceptron {
-	p := &KernelPerceptron{
+func (t *kernelTrainer) result(k Kernel) *Perceptron {
+	p := &Perceptron{
 		Kernel:     k,
 		Multiclass: t.nc > 1,
 		Classes:    t.classes,
@@ -535,49 +531,50 @@ func (c *kernelCache) pushFront(s int32) {
 	c.head = s
 }
 
-// KernelPredictor predicts with a KernelPerceptron. It holds scratch space
+// Predictor predicts with a Perceptron. It holds scratch space
 // and the support rows' squared norms, so it is not safe for concurrent
 // use; make one per goroutine (they share the perceptron read-only). The
 // perceptron must not change while a predictor uses it.
-type KernelPredictor struct {
-	p      *KernelPerceptron
+type Predictor struct {
+	p      *Perceptron
 	kf     kernelFn
 	nc     int
 	sq     []float64 // ‖sv_s‖²
 	scores []float64 // nc decision values
 }
 
-// NewKernelPredictor returns a predictor for p, which must be consistent
-// as TrainKernelPerceptron and KernelPerceptronFromModel return it
+// NewPredictor returns a predictor for p, which must be consistent
+// as Train and FromModel return it
 // (len(Alpha) = SV.Rows()·len(Beta)); it panics otherwise, as that is a
 // programmer error.
-func (p *KernelPerceptron) NewKernelPredictor() *KernelPredictor {
+func (p *Perceptron) NewPredictor() *Predictor {
 	nc := len(p.Beta)
 	nsv := 0
 	if p.SV != nil {
 		nsv = p.SV.Rows()
 	}
 	if nc < 1 || len(p.Alpha) != nsv*nc || (!p.Multiclass && nc != 1) || len(p.Classes) < 2 {
-		panic(fmt.Sprintf("sgd: inconsistent kernel perceptron: %d support rows, %d alphas, %d betas, %d classes", nsv, len(p.Alpha), nc, len(p.Classes)))
+		panic(fmt.Sprintf("kperceptron: inconsistent kernel perceptron: %d support rows, %d alphas, %d betas, %d classes", nsv, len(p.Alpha), nc, len(p.Classes)))
 	}
-	kp := &KernelPredictor{p: p, kf: p.Kernel.fn(), nc: nc, sq: make([]float64, nsv), scores: make([]float64, nc)}
+	kp := &Predictor{p: p, kf: p.Kernel.fn(), nc: nc, sq: make([]float64, nsv), scores: make([]float64, nc)}
 	for s := range nsv {
 		kp.sq[s] = p.SV.Row(s).SqNorm()
 	}
 	return kp
 }
 
-// Predict returns the predicted label of x and the decision score: binary
-// f(x), with label Classes[0] iff f(x) > 0; multiclass max_i f_i(x), with
-// ties to the lowest class index. x's indices must be strictly ascending
-// (as a reader yields them). Predict does not allocate.
-func (kp *KernelPredictor) Predict(x sparsevec.Vector) (label float32, score float32) {
+// Predict returns the predicted label of x, the decision score and face
+// -1 (a kernel perceptron has no faces): binary f(x), with label
+// Classes[0] iff f(x) > 0; multiclass max_i f_i(x), with ties to the
+// lowest class index. x's indices must be strictly ascending (as a reader
+// yields them). Predict does not allocate.
+func (kp *Predictor) Predict(x sparsevec.Vector) (label float32, score float32, face int) {
 	f := kp.decisions(x)
 	if !kp.p.Multiclass {
 		if f[0] > 0 {
-			return kp.p.Classes[0], float32(f[0])
+			return kp.p.Classes[0], float32(f[0]), -1
 		}
-		return kp.p.Classes[1], float32(f[0])
+		return kp.p.Classes[1], float32(f[0]), -1
 	}
 	best := 0
 	for i := 1; i < len(f); i++ {
@@ -585,12 +582,12 @@ func (kp *KernelPredictor) Predict(x sparsevec.Vector) (label float32, score flo
 			best = i
 		}
 	}
-	return kp.p.Classes[best], float32(f[best])
+	return kp.p.Classes[best], float32(f[best]), -1
 }
 
 // decisions returns the nc decision values f_i(x) in float64, in the
 // predictor's scratch (valid until the next call).
-func (kp *KernelPredictor) decisions(x sparsevec.Vector) []float64 {
+func (kp *Predictor) decisions(x sparsevec.Vector) []float64 {
 	var xx float64
 	if kp.kf.kind == RBFKernel {
 		xx = x.SqNorm()
@@ -615,8 +612,8 @@ func (kp *KernelPredictor) decisions(x sparsevec.Vector) []float64 {
 }
 
 // Model returns p in the shared model file layout documented on
-// KernelPerceptron. The model shares no memory with p.
-func (p *KernelPerceptron) Model() *model.Model {
+// Perceptron. The model shares no memory with p.
+func (p *Perceptron) Model() *model.Model {
 	nc := len(p.Beta)
 	w := sparsevec.NewMatrix(1, max(nc, 1))
 	copy(w.Row(0), p.Beta)
@@ -639,7 +636,7 @@ func (p *KernelPerceptron) Model() *model.Model {
 		}
 	}
 	return &model.Model{
-		Learner:    kernelLearner,
+		Learner:    Learner,
 		Sides:      1,
 		K:          nc,
 		D:          1,
@@ -660,12 +657,12 @@ func (p *KernelPerceptron) Model() *model.Model {
 	}
 }
 
-// KernelPerceptronFromModel returns the kernel perceptron stored in m (see
-// the layout on KernelPerceptron). It treats m as hostile: every length,
+// FromModel returns the kernel perceptron stored in m (see
+// the layout on Perceptron). It treats m as hostile: every length,
 // pointer, index order, value and parameter is checked, and any
 // inconsistency is an error wrapping model.ErrInvalid. The result shares
 // no memory with m.
-func KernelPerceptronFromModel(m *model.Model) (*KernelPerceptron, error) {
+func FromModel(m *model.Model) (*Perceptron, error) {
 	p, err := kernelFromModel(m)
 	if err != nil {
 		return nil, fmt.Errorf(errKernel+"%w: %w", model.ErrInvalid, err)
@@ -673,12 +670,22 @@ func KernelPerceptronFromModel(m *model.Model) (*KernelPerceptron, error) {
 	return p, nil
 }
 
-func kernelFromModel(m *model.Model) (*KernelPerceptron, error) {
+// NewPredictor returns a predictor for the kernel perceptron stored in m
+// (FromModel, then Perceptron.NewPredictor).
+func NewPredictor(m *model.Model) (*Predictor, error) {
+	p, err := FromModel(m)
+	if err != nil {
+		return nil, err
+	}
+	return p.NewPredictor(), nil
+}
+
+func kernelFromModel(m *model.Model) (*Perceptron, error) {
 	if m == nil {
 		return nil, errors.New("nil model")
 	}
-	if m.Learner != kernelLearner {
-		return nil, fmt.Errorf("learner %q, want %q", m.Learner, kernelLearner)
+	if m.Learner != Learner {
+		return nil, fmt.Errorf("learner %q, want %q", m.Learner, Learner)
 	}
 	if err := m.Validate(); err != nil {
 		return nil, err
@@ -699,27 +706,9 @@ func kernelFromModel(m *model.Model) (*KernelPerceptron, error) {
 	if err != nil {
 		return nil, err
 	}
-	var alpha, sv, labels *model.Blob
-	for i := range m.Extra {
-		b := &m.Extra[i]
-		switch b.Name {
-		case "alpha":
-			alpha = b
-		case "sv":
-			sv = b
-		case "sv.labels":
-			labels = b
-		default:
-			return nil, fmt.Errorf("unexpected blob %q", b.Name)
-		}
-	}
-	switch {
-	case alpha == nil || sv == nil || labels == nil:
-		return nil, errors.New(`missing blob: want "alpha", "sv" and "sv.labels"`)
-	case len(alpha.U32) != 0 || len(alpha.I64) != 0:
-		return nil, errors.New("blob alpha: unexpected U32 or I64 array")
-	case len(labels.U32) != 0 || len(labels.I64) != 0:
-		return nil, errors.New("blob sv.labels: unexpected U32 or I64 array")
+	alpha, sv, labels, err := kernelBlobs(m.Extra)
+	if err != nil {
+		return nil, err
 	}
 	csr, err := kernelCSRFromBlob(sv)
 	if err != nil {
@@ -747,7 +736,7 @@ func kernelFromModel(m *model.Model) (*KernelPerceptron, error) {
 		csr.Labels = []float32{}
 	}
 	beta := slices.Clone(m.Weights[0].Row(0)[:nc])
-	return &KernelPerceptron{
+	return &Perceptron{
 		Kernel:     k,
 		Multiclass: m.Multiclass,
 		Classes:    slices.Clone(m.Classes),
@@ -755,6 +744,34 @@ func kernelFromModel(m *model.Model) (*KernelPerceptron, error) {
 		Alpha:      slices.Clone(alpha.F32),
 		Beta:       beta,
 	}, nil
+}
+
+// kernelBlobs returns the three blobs of a kernel perceptron model, or an
+// error if one is missing, another is present or one has arrays of the
+// wrong type.
+func kernelBlobs(extra []model.Blob) (alpha, sv, labels *model.Blob, err error) {
+	for i := range extra {
+		b := &extra[i]
+		switch b.Name {
+		case "alpha":
+			alpha = b
+		case "sv":
+			sv = b
+		case "sv.labels":
+			labels = b
+		default:
+			return nil, nil, nil, fmt.Errorf("unexpected blob %q", b.Name)
+		}
+	}
+	switch {
+	case alpha == nil || sv == nil || labels == nil:
+		return nil, nil, nil, errors.New(`missing blob: want "alpha", "sv" and "sv.labels"`)
+	case len(alpha.U32) != 0 || len(alpha.I64) != 0:
+		return nil, nil, nil, errors.New("blob alpha: unexpected U32 or I64 array")
+	case len(labels.U32) != 0 || len(labels.I64) != 0:
+		return nil, nil, nil, errors.New("blob sv.labels: unexpected U32 or I64 array")
+	}
+	return alpha, sv, labels, nil
 }
 
 // kernelFromParams parses and checks the kernel parameters of a model.

@@ -1,4 +1,4 @@
-package sgd
+package perceptron
 
 import (
 	"bytes"
@@ -8,25 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/polyhedral/cpm/learner/learnertest"
+	"github.com/polyhedral/cpm/linear"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/sparsevec"
 )
-
-// denseCSR builds a CSR from dense points (exact zeros omitted).
-func denseCSR(points [][]float64, labels []float32) *sparsevec.CSR {
-	data := &sparsevec.CSR{Ptr: []int{0}, Dim: 1}
-	for i, p := range points {
-		var x sparsevec.Vector
-		for j, v := range p {
-			if v != 0 {
-				x.Idx = append(x.Idx, uint32(j+1))
-				x.Val = append(x.Val, float32(v))
-			}
-		}
-		data.Append(labels[i], x)
-	}
-	return data
-}
 
 // separable draws n points in the unit ball of R^d whose margin
 // |w·x + b|/‖(w, b)‖ against a random unit hyperplane is at least gamma0,
@@ -79,7 +65,7 @@ func separable(rng *rand.Rand, n, d int, gamma0, bias float64) (*sparsevec.CSR, 
 		R = max(R, math.Sqrt(r2+bias*bias))
 		gamma = min(gamma, math.Abs(s))
 	}
-	return denseCSR(pts, ys), R, gamma
+	return learnertest.DenseCSR(pts, ys), R, gamma
 }
 
 func TestPerceptronMistakeBound(t *testing.T) {
@@ -101,8 +87,8 @@ func TestPerceptronMistakeBound(t *testing.T) {
 			data, R, gamma := separable(rng, 2000, tc.d, tc.gamma0, tc.bias)
 			bound := (R / gamma) * (R / gamma)
 			for seed := range uint64(5) {
-				cfg := PerceptronConfig{Epochs: int(bound) + 2, Seed: seed, Bias: tc.bias, NoBias: tc.noBiasCfg}
-				_, rep, err := TrainPerceptron(context.Background(), cfg, data)
+				cfg := Config{Epochs: int(bound) + 2, Seed: seed, Bias: tc.bias, NoBias: tc.noBiasCfg}
+				_, rep, err := Train(context.Background(), cfg, data)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -138,12 +124,12 @@ func circleData(rng *rand.Rand, n int) *sparsevec.CSR {
 		}
 		pts, ys = append(pts, []float64{x, y}), append(ys, l)
 	}
-	return denseCSR(pts, ys)
+	return learnertest.DenseCSR(pts, ys)
 }
 
 func TestPerceptronLearnsCircleWithLift(t *testing.T) {
 	data := circleData(rand.New(rand.NewPCG(5, 5)), 1000)
-	p, rep, err := TrainPerceptron(context.Background(), PerceptronConfig{Epochs: 10000, Lift: LiftQuadratic, Seed: 1}, data)
+	p, rep, err := Train(context.Background(), Config{Epochs: 10000, Lift: linear.LiftQuadratic, Seed: 1}, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +143,7 @@ func TestPerceptronLearnsCircleWithLift(t *testing.T) {
 		t.Errorf("lifted weights have D = %d and lift index %d, want 4 and 3 (bias, x, y, x²+y²)", p.Weights.D, p.LiftIndex)
 	}
 	// Without the lift no line separates a disc from its surroundings.
-	p, _, err = TrainPerceptron(context.Background(), PerceptronConfig{Epochs: 50, Seed: 1}, data)
+	p, _, err = Train(context.Background(), Config{Epochs: 50, Seed: 1}, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,46 +155,27 @@ func TestPerceptronLearnsCircleWithLift(t *testing.T) {
 // modelErrors counts the rows of data a model mispredicts, after a trip
 // through the model file.
 func modelErrors(t *testing.T, m *model.Model, data *sparsevec.CSR) int {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := model.Write(&buf, m); err != nil {
-		t.Fatal(err)
-	}
-	m2, err := model.Read(&buf, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewLinearClassifier(m2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wrong := 0
-	for r := range data.Rows() {
-		if y, _, _ := c.Predict(data.Row(r)); y != data.Labels[r] {
-			wrong++
-		}
-	}
-	return wrong
+	return learnertest.ModelErrors(t, m, data, NewPredictor)
 }
 
 func TestMulticlassPerceptronUpdate(t *testing.T) {
 	// Kesler's update on zero weights: all scores tie at 0, so the first
 	// row (class index 2) is a mistake against class 0, the lowest index.
-	m := newLinear(4, 3, 1, NoLift)
-	x := vec([]uint32{1, 3}, []float32{2, -1})
-	if !perceptronStep(m, x, 2, true) {
+	m := linear.New(4, 3, 1, linear.NoLift)
+	x := learnertest.Vec([]uint32{1, 3}, []float32{2, -1})
+	if !step(m, x, 2, true) {
 		t.Fatal("tied scores must count as a mistake")
 	}
 	want := map[[2]int]float32{{0, 2}: 1, {1, 2}: 2, {3, 2}: -1, {0, 0}: -1, {1, 0}: -2, {3, 0}: 1}
 	for j := range 4 {
 		for k := range 3 {
-			if got := m.w.At(j, k); got != want[[2]int{j, k}] {
+			if got := m.W.At(j, k); got != want[[2]int{j, k}] {
 				t.Errorf("W[%d][%d] = %v, want %v", j, k, got, want[[2]int{j, k}])
 			}
 		}
 	}
 	// Now class 2 wins on x: no further update.
-	if perceptronStep(m, x, 2, true) {
+	if step(m, x, 2, true) {
 		t.Error("a correctly classified row was updated")
 	}
 }
@@ -223,8 +190,8 @@ func TestMulticlassPerceptronSeparable(t *testing.T) {
 		pts = append(pts, []float64{centres[c][0] + rng.NormFloat64()*0.5, centres[c][1] + rng.NormFloat64()*0.5})
 		ys = append(ys, float32(c+1))
 	}
-	data := denseCSR(pts, ys)
-	p, rep, err := TrainPerceptron(context.Background(), PerceptronConfig{Epochs: 1000, Seed: 2}, data)
+	data := learnertest.DenseCSR(pts, ys)
+	p, rep, err := Train(context.Background(), Config{Epochs: 1000, Seed: 2}, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +209,7 @@ func TestMulticlassPerceptronSeparable(t *testing.T) {
 func TestPerceptronDeterministicAndErrors(t *testing.T) {
 	data := circleData(rand.New(rand.NewPCG(8, 8)), 300)
 	train := func(seed uint64) []byte {
-		p, _, err := TrainPerceptron(context.Background(), PerceptronConfig{Epochs: 20, Seed: seed, Lift: LiftQuadratic}, data)
+		p, _, err := Train(context.Background(), Config{Epochs: 20, Seed: seed, Lift: linear.LiftQuadratic}, data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,39 +226,39 @@ func TestPerceptronDeterministicAndErrors(t *testing.T) {
 		t.Error("different seeds gave the same model (row order ignored?)")
 	}
 	one := &sparsevec.CSR{Ptr: []int{0}, Dim: 1}
-	one.Append(1, vec([]uint32{1}, []float32{1}))
+	one.Append(1, learnertest.Vec([]uint32{1}, []float32{1}))
 	for _, tc := range []struct {
 		name string
-		cfg  PerceptronConfig
+		cfg  Config
 		data *sparsevec.CSR
 		want string
 	}{
-		{"one label", PerceptronConfig{}, one, "only the label 1"},
-		{"empty", PerceptronConfig{}, &sparsevec.CSR{Ptr: []int{0}}, "no training rows"},
-		{"negative epochs", PerceptronConfig{Epochs: -1}, data, "epochs"},
-		{"NaN bias", PerceptronConfig{Bias: math.NaN()}, data, "bias"},
-		{"bad positive", PerceptronConfig{Positive: new(float32(7))}, data, "positive label 7"},
+		{"one label", Config{}, one, "only the label 1"},
+		{"empty", Config{}, &sparsevec.CSR{Ptr: []int{0}}, "no training rows"},
+		{"negative epochs", Config{Epochs: -1}, data, "epochs"},
+		{"NaN bias", Config{Bias: math.NaN()}, data, "bias"},
+		{"bad positive", Config{Positive: new(float32(7))}, data, "positive label 7"},
 	} {
-		_, _, err := TrainPerceptron(context.Background(), tc.cfg, tc.data)
+		_, _, err := Train(context.Background(), tc.cfg, tc.data)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want it to mention %q", tc.name, err, tc.want)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := TrainPerceptron(ctx, PerceptronConfig{}, data); err == nil {
+	if _, _, err := Train(ctx, Config{}, data); err == nil {
 		t.Error("cancelled context: no error")
 	}
 }
 
 func TestPerceptronStepDoesNotAllocate(t *testing.T) {
 	data := circleData(rand.New(rand.NewPCG(1, 2)), 100)
-	for _, lift := range []Lift{NoLift, LiftQuadratic} {
-		m := newLinear(data.Dim, 1, 1, lift)
-		perceptronStep(m, data.Row(0), 0, false) // grow the lift scratch
+	for _, lift := range []linear.Lift{linear.NoLift, linear.LiftQuadratic} {
+		m := linear.New(data.Dim, 1, 1, lift)
+		step(m, data.Row(0), 0, false) // grow the lift scratch
 		r := 0
 		allocs := testing.AllocsPerRun(1000, func() {
-			perceptronStep(m, data.Row(r%data.Rows()), r%2, false)
+			step(m, data.Row(r%data.Rows()), r%2, false)
 			r++
 		})
 		if allocs != 0 {
@@ -300,9 +267,9 @@ func TestPerceptronStepDoesNotAllocate(t *testing.T) {
 	}
 }
 
-func TestLinearClassifierRefusesOtherModels(t *testing.T) {
+func TestPredictorRefusesOtherModels(t *testing.T) {
 	data := circleData(rand.New(rand.NewPCG(1, 3)), 50)
-	p, _, err := TrainPerceptron(context.Background(), PerceptronConfig{Epochs: 2, Lift: LiftQuadratic}, data)
+	p, _, err := Train(context.Background(), Config{Epochs: 2, Lift: linear.LiftQuadratic}, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,14 +278,14 @@ func TestLinearClassifierRefusesOtherModels(t *testing.T) {
 		change func(m *model.Model)
 		want   string
 	}{
-		{"cpm", func(m *model.Model) { m.Learner = "cpm" }, "not a linear"},
+		{"cpm", func(m *model.Model) { m.Learner = "cpm" }, `is not "perceptron"`},
 		{"bad lift", func(m *model.Model) { m.Params["lift"] = "cubic" }, "unknown lift"},
 		{"lift index", func(m *model.Model) { m.Params["lift_index"] = "1" }, "lift_index"},
 		{"double-sided", func(m *model.Model) { m.Sides = 2; m.Weights = append(m.Weights, m.Weights[0]) }, "single-sided"},
 	} {
 		m := p.Model()
 		tc.change(m)
-		if _, err := NewLinearClassifier(m); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := NewPredictor(m); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want it to mention %q", tc.name, err, tc.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package sgd
+package polyceptron
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/polyhedral/cpm/learner/learnertest"
+	"github.com/polyhedral/cpm/linear"
 	"github.com/polyhedral/cpm/sparsevec"
 	"github.com/polyhedral/cpm/synth"
 )
@@ -30,17 +32,17 @@ func wedgeData(rng *rand.Rand, n int) *sparsevec.CSR {
 		}
 		pts, ys = append(pts, []float64{x, y}), append(ys, l)
 	}
-	return denseCSR(pts, ys)
+	return learnertest.DenseCSR(pts, ys)
 }
 
 func TestPolyceptronLearnsWedge(t *testing.T) {
 	data := wedgeData(rand.New(rand.NewPCG(2, 2)), 600)
-	cfg := PolyceptronConfig{K: 2, Epochs: 500, Gamma: 0.5, MaxIter: 5000, Seed: 3}
-	on, onRep, err := TrainPolyceptronOnline(context.Background(), cfg, data)
+	cfg := Config{K: 2, Epochs: 500, Gamma: 0.5, MaxIter: 5000, Seed: 3}
+	on, onRep, err := TrainOnline(context.Background(), cfg, data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ba, baRep, err := TrainPolyceptronBatch(context.Background(), cfg, data)
+	ba, baRep, err := TrainBatch(context.Background(), cfg, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,12 +50,12 @@ func TestPolyceptronLearnsWedge(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		p    *Polyceptron
-		rep  *PolyceptronReport
+		rep  *Report
 	}{{"online", on, onRep}, {"batch", ba, baRep}} {
 		if tc.rep.TrainError > 0.02 {
 			t.Errorf("%s: training error %.4f on a 2-face wedge, want <= 0.02", tc.name, tc.rep.TrainError)
 		}
-		if got := modelErrors(t, tc.p.Model(), data); float64(got) != tc.rep.TrainError*float64(data.Rows()) {
+		if got := learnertest.ModelErrors(t, tc.p.Model(), data, NewPredictor); float64(got) != tc.rep.TrainError*float64(data.Rows()) {
 			t.Errorf("%s: the model file predicts %d errors, the report says %.4f", tc.name, got, tc.rep.TrainError)
 		}
 		if tc.p.Classes[0] != 1 {
@@ -121,7 +123,7 @@ func naiveBatch(w [][]float64, data *sparsevec.CSR, ys []float32, bias, eta, gam
 func TestBatchPolyceptronMatchesNaive(t *testing.T) {
 	data := wedgeData(rand.New(rand.NewPCG(4, 4)), 200)
 	ys := signs(data, []float32{1, -1})
-	cfg, err := PolyceptronConfig{K: 3, MaxIter: 15, Gamma: 1e-9, Seed: 1}.withDefaults(true)
+	cfg, err := Config{K: 3, MaxIter: 15, Gamma: 1e-9, Seed: 1}.withDefaults(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,13 +132,13 @@ func TestBatchPolyceptronMatchesNaive(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Same initial weights: redraw them from the same seed.
-	init := newLinear(data.Dim, 3, 1, NoLift)
-	initWeights(init.w, rand.New(rand.NewPCG(1, 1)), cfg.InitScale)
+	init := linear.New(data.Dim, 3, 1, linear.NoLift)
+	initWeights(init.W, rand.New(rand.NewPCG(1, 1)), cfg.InitScale)
 	w := make([][]float64, 3)
 	for k := range w {
-		w[k] = make([]float64, init.w.D)
+		w[k] = make([]float64, init.W.D)
 		for j := range w[k] {
-			w[k][j] = float64(init.w.At(j, k))
+			w[k][j] = float64(init.W.At(j, k))
 		}
 	}
 	iters := naiveBatch(w, data, ys, 1, 0.1, 1e-9, 15)
@@ -145,7 +147,7 @@ func TestBatchPolyceptronMatchesNaive(t *testing.T) {
 	}
 	for k := range w {
 		for j := range w[k] {
-			if got := float64(m.w.At(j, k)); math.Abs(got-w[k][j]) > 1e-4*math.Max(1, math.Abs(w[k][j])) {
+			if got := float64(m.W.At(j, k)); math.Abs(got-w[k][j]) > 1e-4*math.Max(1, math.Abs(w[k][j])) {
 				t.Errorf("W[%d][%d] = %v, naive %v", j, k, got, w[k][j])
 			}
 		}
@@ -155,7 +157,7 @@ func TestBatchPolyceptronMatchesNaive(t *testing.T) {
 func TestBatchPolyceptronStopsBelowGamma(t *testing.T) {
 	data := wedgeData(rand.New(rand.NewPCG(5, 5)), 200)
 	// A huge γ stops before the first step: the initial gradient is below it.
-	_, rep, err := TrainPolyceptronBatch(context.Background(), PolyceptronConfig{Gamma: 1e12, Seed: 1}, data)
+	_, rep, err := TrainBatch(context.Background(), Config{Gamma: 1e12, Seed: 1}, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ func TestBatchPolyceptronStopsBelowGamma(t *testing.T) {
 		t.Errorf("γ = 1e12: %d iterations, converged %v; want 0 and true", rep.Epochs, rep.Converged)
 	}
 	// A tiny γ is never reached: it runs MaxIter. (γ = 0 means the default 50.)
-	_, rep, err = TrainPolyceptronBatch(context.Background(), PolyceptronConfig{Gamma: 1e-300, MaxIter: 7, Seed: 1}, data)
+	_, rep, err = TrainBatch(context.Background(), Config{Gamma: 1e-300, MaxIter: 7, Seed: 1}, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +181,7 @@ func TestBatchPolyceptronStopsBelowGamma(t *testing.T) {
 
 func TestBatchPolyceptronRestartsKeepBest(t *testing.T) {
 	data := wedgeData(rand.New(rand.NewPCG(6, 6)), 300)
-	_, rep, err := TrainPolyceptronBatch(context.Background(), PolyceptronConfig{K: 2, Restarts: 5, MaxIter: 20, Seed: 9}, data)
+	_, rep, err := TrainBatch(context.Background(), Config{K: 2, Restarts: 5, MaxIter: 20, Seed: 9}, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,13 +211,13 @@ func TestBatchPolyceptronPocket(t *testing.T) {
 			data.Labels[r] = -data.Labels[r]
 		}
 	}
-	cfg := PolyceptronConfig{K: 2, Gamma: 1e-9, MaxIter: 60, Seed: 2}
-	_, last, err := TrainPolyceptronBatch(context.Background(), cfg, data)
+	cfg := Config{K: 2, Gamma: 1e-9, MaxIter: 60, Seed: 2}
+	_, last, err := TrainBatch(context.Background(), cfg, data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Pocket = true
-	_, pocket, err := TrainPolyceptronBatch(context.Background(), cfg, data)
+	_, pocket, err := TrainBatch(context.Background(), cfg, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +244,7 @@ func TestPolyceptronOnSyntheticDataset1(t *testing.T) {
 	}
 	data := &sparsevec.CSR{Ptr: []int{0}}
 	ds.Generate(data, 1000, 1)
-	p, rep, err := TrainPolyceptronBatch(context.Background(), PolyceptronConfig{K: 3, Restarts: 3, Seed: 1}, data)
+	p, rep, err := TrainBatch(context.Background(), Config{K: 3, Restarts: 3, Seed: 1}, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,21 +258,21 @@ func TestPolyceptronOnSyntheticDataset1(t *testing.T) {
 }
 
 func TestPolyceptronErrors(t *testing.T) {
-	multi := denseCSR([][]float64{{1}, {2}, {3}}, []float32{1, 2, 3})
+	multi := learnertest.DenseCSR([][]float64{{1}, {2}, {3}}, []float32{1, 2, 3})
 	data := wedgeData(rand.New(rand.NewPCG(1, 1)), 20)
 	for _, tc := range []struct {
 		name string
-		cfg  PolyceptronConfig
+		cfg  Config
 		data *sparsevec.CSR
 		want string
 	}{
-		{"multiclass", PolyceptronConfig{}, multi, "3 labels"},
-		{"K", PolyceptronConfig{K: -1}, data, "K = -1"},
-		{"step", PolyceptronConfig{Step: -1}, data, "step"},
-		{"NaN gamma", PolyceptronConfig{Gamma: math.NaN()}, data, "gamma"},
-		{"inside", PolyceptronConfig{Inside: new(float32(5))}, data, "label 5"},
+		{"multiclass", Config{}, multi, "3 labels"},
+		{"K", Config{K: -1}, data, "K = -1"},
+		{"step", Config{Step: -1}, data, "step"},
+		{"NaN gamma", Config{Gamma: math.NaN()}, data, "gamma"},
+		{"inside", Config{Inside: new(float32(5))}, data, "label 5"},
 	} {
-		for _, train := range []func(context.Context, PolyceptronConfig, *sparsevec.CSR) (*Polyceptron, *PolyceptronReport, error){TrainPolyceptronOnline, TrainPolyceptronBatch} {
+		for _, train := range []func(context.Context, Config, *sparsevec.CSR) (*Polyceptron, *Report, error){TrainOnline, TrainBatch} {
 			_, _, err := train(context.Background(), tc.cfg, tc.data)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%s: err = %v, want it to mention %q", tc.name, err, tc.want)
@@ -278,7 +280,7 @@ func TestPolyceptronErrors(t *testing.T) {
 		}
 	}
 	// Inside = the smaller label flips the convention.
-	p, _, err := TrainPolyceptronOnline(context.Background(), PolyceptronConfig{Inside: new(float32(-1)), Epochs: 3}, data)
+	p, _, err := TrainOnline(context.Background(), Config{Inside: new(float32(-1)), Epochs: 3}, data)
 	if err != nil {
 		t.Fatal(err)
 	}

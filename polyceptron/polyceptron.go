@@ -1,4 +1,4 @@
-package sgd
+package polyceptron
 
 import (
 	"cmp"
@@ -9,13 +9,14 @@ import (
 	"slices"
 	"time"
 
+	"github.com/polyhedral/cpm/linear"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// PolyceptronConfig holds the hyperparameters of the online and batch
+// Config holds the hyperparameters of the online and batch
 // Polyceptron. The zero value is usable: every field documents its default.
-type PolyceptronConfig struct {
+type Config struct {
 	// K is the number of hyperplanes. If 0, it defaults to 2.
 	K int
 	// Epochs is the number of passes of the online algorithm (the paper's
@@ -51,8 +52,8 @@ type PolyceptronConfig struct {
 	// defaults to 1. Set NoBias for hyperplanes through the origin.
 	Bias   float64
 	NoBias bool
-	// Lift is the feature map applied to every row (default NoLift).
-	Lift Lift
+	// Lift is the feature map applied to every row (default linear.NoLift).
+	Lift linear.Lift
 	// Seed seeds the initial weights and the online row order.
 	Seed uint64
 	// Inside, if set, is the label of the class inside the polyhedron
@@ -60,7 +61,7 @@ type PolyceptronConfig struct {
 	Inside *float32
 }
 
-func (c PolyceptronConfig) withDefaults(batch bool) (PolyceptronConfig, error) {
+func (c Config) withDefaults(batch bool) (Config, error) {
 	c.K = cmp.Or(c.K, 2)
 	c.Epochs = cmp.Or(c.Epochs, 100)
 	if c.Step == 0 {
@@ -90,7 +91,7 @@ func (c PolyceptronConfig) withDefaults(batch bool) (PolyceptronConfig, error) {
 		return c, fmt.Errorf("init scale = %v, want > 0", c.InitScale)
 	case math.IsNaN(c.Bias) || math.IsInf(c.Bias, 0):
 		return c, fmt.Errorf("bias = %v, want a finite value", c.Bias)
-	case c.Lift != NoLift && c.Lift != LiftQuadratic:
+	case c.Lift != linear.NoLift && c.Lift != linear.LiftQuadratic:
 		return c, fmt.Errorf("unknown lift %d", int(c.Lift))
 	}
 	return c, nil
@@ -116,13 +117,13 @@ type Polyceptron struct {
 	Classes   []float32 // [inside label, outside label]
 	Weights   *sparsevec.Matrix
 	Bias      float32
-	Lift      Lift
+	Lift      linear.Lift
 	LiftIndex uint32
 	Epochs    int // online: passes run; batch: iterations run
 }
 
-// PolyceptronReport summarises a Polyceptron run.
-type PolyceptronReport struct {
+// Report summarises a Polyceptron run.
+type Report struct {
 	Epochs     int       // online: passes run; batch: iterations of the kept restart
 	Mistakes   []int     // online: mistakes per pass; batch: training mistakes per iteration of the kept restart
 	GradNorm   []float64 // batch: Σ_k ‖∇_k‖ per iteration of the kept restart
@@ -136,7 +137,7 @@ type PolyceptronReport struct {
 	TrainError float64 // fraction of training rows misclassified by the returned weights
 }
 
-// TrainPolyceptronOnline runs the online Polyceptron (Algorithm 2): for
+// TrainOnline runs the online Polyceptron (Algorithm 2): for
 // each row, r = argmin_k w̃_k·x̃ (ties to the lowest k); on a mistake only
 // face r moves, w̃_r ← w̃_r + η·y·x̃ (eq. 5, η = Step, 1 by default). Rows
 // are visited in a fresh seeded permutation every pass, for up to Epochs
@@ -144,34 +145,34 @@ type PolyceptronReport struct {
 //
 // The algorithm leaves the initial weights open; zero weights make every
 // face tie, so we draw them from N(0, InitScale²) with the seed.
-func TrainPolyceptronOnline(ctx context.Context, cfg PolyceptronConfig, data *sparsevec.CSR) (*Polyceptron, *PolyceptronReport, error) {
+func TrainOnline(ctx context.Context, cfg Config, data *sparsevec.CSR) (*Polyceptron, *Report, error) {
 	cfg, err := cfg.withDefaults(false)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sgd: online polyceptron: %w", err)
+		return nil, nil, fmt.Errorf("polyceptron: online: %w", err)
 	}
 	classes, err := binaryLabels(data, cfg.Inside)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sgd: online polyceptron: %w", err)
+		return nil, nil, fmt.Errorf("polyceptron: online: %w", err)
 	}
 	start := time.Now()
-	m := newLinear(data.Dim, cfg.K, float32(cfg.Bias), cfg.Lift)
+	m := linear.New(data.Dim, cfg.K, float32(cfg.Bias), cfg.Lift)
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6f6e6c696e65))
-	initWeights(m.w, rng, cfg.InitScale)
+	initWeights(m.W, rng, cfg.InitScale)
 	ys := signs(data, classes)
-	order := newEpochOrder(data.Rows(), cfg.Seed, 0x706f6c796f6e)
+	order := linear.NewEpochOrder(data.Rows(), cfg.Seed, 0x706f6c796f6e)
 	eta := float32(cfg.Step)
-	rep := &PolyceptronReport{}
+	rep := &Report{}
 	for rep.Epochs < cfg.Epochs {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, fmt.Errorf("sgd: online polyceptron: %w", err)
+			return nil, nil, fmt.Errorf("polyceptron: online: %w", err)
 		}
 		mistakes := 0
-		for _, r := range order.next() {
-			x := m.prepare(data.Row(int(r)))
-			s := m.scores(x)
+		for _, r := range order.Next() {
+			x := m.Prepare(data.Row(int(r)))
+			s := m.Scores(x)
 			k := minFace(s)
 			if ys[r]*s[k] <= 0 {
-				m.add(k, eta*ys[r], x)
+				m.Add(k, eta*ys[r], x)
 				mistakes++
 			}
 		}
@@ -182,16 +183,16 @@ func TrainPolyceptronOnline(ctx context.Context, cfg PolyceptronConfig, data *sp
 			break
 		}
 	}
-	if err := finiteWeights(m.w); err != nil {
-		return nil, nil, fmt.Errorf("sgd: online polyceptron: %w", err)
+	if err := linear.FiniteWeights(m.W); err != nil {
+		return nil, nil, fmt.Errorf("polyceptron: online: %w", err)
 	}
 	rep.Criterion, rep.TrainError = criterion(m, data, ys)
 	rep.Seconds = time.Since(start).Seconds()
-	return &Polyceptron{Online: true, Classes: classes, Weights: m.w, Bias: m.bias,
-		Lift: m.lift, LiftIndex: m.liftIdx, Epochs: rep.Epochs}, rep, nil
+	return &Polyceptron{Online: true, Classes: classes, Weights: m.W, Bias: m.Bias,
+		Lift: m.Lift, LiftIndex: m.LiftIndex, Epochs: rep.Epochs}, rep, nil
 }
 
-// TrainPolyceptronBatch runs the batch Polyceptron (Algorithm 1), an
+// TrainBatch runs the batch Polyceptron (Algorithm 1), an
 // alternating minimisation of E_P: with the sets
 //
 //	S_k = {x_n : k = argmin_j w̃_j·x̃_n}   (ties to the lowest k)
@@ -216,28 +217,28 @@ func TrainPolyceptronOnline(ctx context.Context, cfg PolyceptronConfig, data *sp
 // Initial weights are drawn from N(0, InitScale²); with Restarts > 1 each
 // restart draws its own and the one with the fewest training mistakes
 // (then the smallest E_P) is kept.
-func TrainPolyceptronBatch(ctx context.Context, cfg PolyceptronConfig, data *sparsevec.CSR) (*Polyceptron, *PolyceptronReport, error) {
+func TrainBatch(ctx context.Context, cfg Config, data *sparsevec.CSR) (*Polyceptron, *Report, error) {
 	cfg, err := cfg.withDefaults(true)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sgd: batch polyceptron: %w", err)
+		return nil, nil, fmt.Errorf("polyceptron: batch: %w", err)
 	}
 	classes, err := binaryLabels(data, cfg.Inside)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sgd: batch polyceptron: %w", err)
+		return nil, nil, fmt.Errorf("polyceptron: batch: %w", err)
 	}
 	start := time.Now()
 	ys := signs(data, classes)
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6261746368))
 	var (
-		best    *linear
-		bestRep *PolyceptronReport
+		best    *linear.Machine
+		bestRep *Report
 		crit    []float64
 		errs    []float64
 	)
 	for r := range cfg.Restarts {
 		m, rep, err := batchRun(ctx, cfg, data, ys, rng)
 		if err != nil {
-			return nil, nil, fmt.Errorf("sgd: batch polyceptron: %w", err)
+			return nil, nil, fmt.Errorf("polyceptron: batch: %w", err)
 		}
 		crit = append(crit, rep.Criterion)
 		errs = append(errs, rep.TrainError)
@@ -248,17 +249,17 @@ func TrainPolyceptronBatch(ctx context.Context, cfg PolyceptronConfig, data *spa
 	}
 	bestRep.Criteria, bestRep.Errors = crit, errs
 	bestRep.Seconds = time.Since(start).Seconds()
-	return &Polyceptron{Classes: classes, Weights: best.w, Bias: best.bias,
-		Lift: best.lift, LiftIndex: best.liftIdx, Epochs: bestRep.Epochs}, bestRep, nil
+	return &Polyceptron{Classes: classes, Weights: best.W, Bias: best.Bias,
+		Lift: best.Lift, LiftIndex: best.LiftIndex, Epochs: bestRep.Epochs}, bestRep, nil
 }
 
 // batchRun is one restart of the batch Polyceptron.
-func batchRun(ctx context.Context, cfg PolyceptronConfig, data *sparsevec.CSR, ys []float32, rng *rand.Rand) (*linear, *PolyceptronReport, error) {
-	m := newLinear(data.Dim, cfg.K, float32(cfg.Bias), cfg.Lift)
-	initWeights(m.w, rng, cfg.InitScale)
-	grad := newLinear(data.Dim, cfg.K, float32(cfg.Bias), cfg.Lift)
+func batchRun(ctx context.Context, cfg Config, data *sparsevec.CSR, ys []float32, rng *rand.Rand) (*linear.Machine, *Report, error) {
+	m := linear.New(data.Dim, cfg.K, float32(cfg.Bias), cfg.Lift)
+	initWeights(m.W, rng, cfg.InitScale)
+	grad := linear.New(data.Dim, cfg.K, float32(cfg.Bias), cfg.Lift)
 	norms := make([]float64, cfg.K)
-	rep := &PolyceptronReport{}
+	rep := &Report{}
 	var pocket *sparsevec.Matrix
 	pocketMistakes, pocketIter := math.MaxInt, 0
 	for rep.Epochs < cfg.MaxIter {
@@ -266,23 +267,23 @@ func batchRun(ctx context.Context, cfg PolyceptronConfig, data *sparsevec.CSR, y
 			return nil, nil, err
 		}
 		// Gradient of E_P with the sets S_k of the current weights.
-		grad.w.Zero()
+		grad.W.Zero()
 		mistakes := 0
 		for r := range data.Rows() {
-			x := m.prepare(data.Row(r))
-			s := m.scores(x)
+			x := m.Prepare(data.Row(r))
+			s := m.Scores(x)
 			k := minFace(s)
 			if ys[r]*s[k] <= 0 {
-				grad.add(k, ys[r], x)
+				grad.Add(k, ys[r], x)
 				mistakes++
 			}
 		}
-		total := faceNorms(norms, grad.w)
+		total := faceNorms(norms, grad.W)
 		if cfg.Pocket && mistakes < pocketMistakes {
 			if pocket == nil {
-				pocket = sparsevec.NewMatrix(m.w.D, m.w.K)
+				pocket = sparsevec.NewMatrix(m.W.D, m.W.K)
 			}
-			copy(pocket.Data, m.w.Data)
+			copy(pocket.Data, m.W.Data)
 			pocketMistakes, pocketIter = mistakes, rep.Epochs
 		}
 		rep.Mistakes = append(rep.Mistakes, mistakes)
@@ -291,10 +292,10 @@ func batchRun(ctx context.Context, cfg PolyceptronConfig, data *sparsevec.CSR, y
 			rep.Converged = true
 			break
 		}
-		axpy(m.w, float32(cfg.Step), grad.w)
+		axpy(m.W, float32(cfg.Step), grad.W)
 		rep.Epochs++
 	}
-	if err := finiteWeights(m.w); err != nil {
+	if err := linear.FiniteWeights(m.W); err != nil {
 		return nil, nil, err
 	}
 	rep.Criterion, rep.TrainError = criterion(m, data, ys)
@@ -302,7 +303,7 @@ func batchRun(ctx context.Context, cfg PolyceptronConfig, data *sparsevec.CSR, y
 	if pocket != nil && !rep.Converged && float64(pocketMistakes) < rep.TrainError*float64(data.Rows()) {
 		// An earlier iterate beats the last one (which Mistakes does not
 		// cover: the loop scores weights before updating them).
-		m.w, rep.Pocket = pocket, pocketIter
+		m.W, rep.Pocket = pocket, pocketIter
 		rep.Criterion, rep.TrainError = criterion(m, data, ys)
 	}
 	return m, rep, nil
@@ -333,10 +334,10 @@ func axpy(w *sparsevec.Matrix, a float32, g *sparsevec.Matrix) {
 }
 
 // criterion returns E_P and the training error fraction of m on data.
-func criterion(m *linear, data *sparsevec.CSR, ys []float32) (ep, errRate float64) {
+func criterion(m *linear.Machine, data *sparsevec.CSR, ys []float32) (ep, errRate float64) {
 	wrong := 0
 	for r := range data.Rows() {
-		s := m.scores(m.prepare(data.Row(r)))
+		s := m.Scores(m.Prepare(data.Row(r)))
 		h := s[minFace(s)]
 		if yh := float64(ys[r] * h); yh <= 0 {
 			ep -= yh
@@ -359,7 +360,7 @@ func initWeights(w *sparsevec.Matrix, rng *rand.Rand, scale float64) {
 // binaryLabels returns [first, other] for two-label data, first being the
 // given label or by default the larger one; more labels are an error.
 func binaryLabels(data *sparsevec.CSR, first *float32) ([]float32, error) {
-	classes, multi, err := onlineClasses(data, nil)
+	classes, multi, err := linear.Classes(data, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -394,9 +395,9 @@ func signs(data *sparsevec.CSR, classes []float32) []float32 {
 // "polyceptron-batch".
 func (p *Polyceptron) Name() string {
 	if p.Online {
-		return "polyceptron-online"
+		return Online
 	}
-	return "polyceptron-batch"
+	return Batch
 }
 
 // Model converts p to the shared model file: one D×K matrix, faces in
@@ -406,7 +407,18 @@ func (p *Polyceptron) Model() *model.Model {
 		Learner: p.Name(), Sides: 1, K: p.Weights.K, D: p.Weights.D,
 		Bias: float64(p.Bias), Iterations: int64(p.Epochs),
 		Classes: slices.Clone(p.Classes),
-		Params:  liftParams(p.Lift, p.LiftIndex),
+		Params:  linear.LiftParams(p.Lift, p.LiftIndex),
 		Weights: []*sparsevec.Matrix{p.Weights},
 	}
+}
+
+// minFace returns the index of the smallest score, ties to the lowest index.
+func minFace(s []float32) int {
+	best := 0
+	for k := 1; k < len(s); k++ {
+		if s[k] < s[best] {
+			best = k
+		}
+	}
+	return best
 }

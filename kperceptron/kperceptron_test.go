@@ -1,4 +1,4 @@
-package sgd
+package kperceptron
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/polyhedral/cpm/learner/learnertest"
+	"github.com/polyhedral/cpm/linear"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sparsevec"
@@ -64,11 +66,11 @@ func kpLoadScaled(t testing.TB, name string) *sparsevec.CSR {
 }
 
 // kpErrors returns the number of rows of data p mispredicts.
-func kpErrors(p *KernelPerceptron, data *sparsevec.CSR) int {
-	kp := p.NewKernelPredictor()
+func kpErrors(p *Perceptron, data *sparsevec.CSR) int {
+	kp := p.NewPredictor()
 	errs := 0
 	for r := range data.Rows() {
-		if y, _ := kp.Predict(data.Row(r)); y != data.Labels[r] {
+		if y, _, _ := kp.Predict(data.Row(r)); y != data.Labels[r] {
 			errs++
 		}
 	}
@@ -93,11 +95,11 @@ func kpGauss(rng *rand.Rand, n, d int, sep float64, neg, pos float32) *sparsevec
 		}
 		pts[r] = p
 	}
-	return denseCSR(pts, labels)
+	return learnertest.DenseCSR(pts, labels)
 }
 
 // kpPrimal is the reference: the primal perceptron of eq. 3 on dense
-// float64 weights, visiting rows in the order TrainKernelPerceptron does
+// float64 weights, visiting rows in the order Train does
 // (the same shuffle on the same PCG). It returns w, b, the mistakes per
 // epoch and the set of rows that were ever mistakes.
 type kpPrimal struct {
@@ -108,16 +110,12 @@ type kpPrimal struct {
 }
 
 func kpTrainPrimal(data *sparsevec.CSR, seed uint64, epochs int) *kpPrimal {
-	labels := Labels(data)
+	labels := data.DistinctLabels()
 	pos := labels[len(labels)-1]
 	p := &kpPrimal{w: make([]float64, data.Dim+1), ever: map[int]bool{}}
-	perm := make([]int32, data.Rows())
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	rng := rand.NewPCG(seed, kernelStream)
+	order := linear.NewEpochOrder(data.Rows(), seed, kernelStream)
 	for range epochs {
-		shuffle(rng, perm)
+		perm := order.Next()
 		m := 0
 		for _, q := range perm {
 			x := data.Row(int(q))
@@ -171,7 +169,7 @@ func kpEasyData(rng *rand.Rand) *sparsevec.CSR {
 		pts = append(pts, []float64{u, 0.01 * rng.NormFloat64()})
 		labels = append(labels, float32(math.Copysign(1, u)))
 	}
-	return denseCSR(pts, labels)
+	return learnertest.DenseCSR(pts, labels)
 }
 
 func TestKernelPerceptronLinearEqualsPrimal(t *testing.T) {
@@ -189,8 +187,8 @@ func TestKernelPerceptronLinearEqualsPrimal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, seed := range []uint64{1, 99} {
-				cfg := KernelConfig{Epochs: tc.epochs, Seed: seed}
-				p, rep, err := TrainKernelPerceptron(context.Background(), cfg, tc.data)
+				cfg := Config{Epochs: tc.epochs, Seed: seed}
+				p, rep, err := Train(context.Background(), cfg, tc.data)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -215,7 +213,7 @@ func TestKernelPerceptronLinearEqualsPrimal(t *testing.T) {
 				if !reflect.DeepEqual(p.SV.Labels, want.Labels) || !reflect.DeepEqual(p.SV.Idx, want.Idx) || !reflect.DeepEqual(p.SV.Ptr, want.Ptr) {
 					t.Fatalf("seed %d: support rows differ from the primal's mistake rows", seed)
 				}
-				kp := p.NewKernelPredictor()
+				kp := p.NewPredictor()
 				for _, set := range []*sparsevec.CSR{tc.data, heldOut} {
 					for r := range set.Rows() {
 						x := set.Row(r)
@@ -232,7 +230,7 @@ func TestKernelPerceptronLinearEqualsPrimal(t *testing.T) {
 
 // kpPrimalMulti is the reference for the multiclass case: the linear
 // multiclass perceptron of eq. 5 (Kesler) on dense float64 weights, in the
-// order TrainKernelPerceptron visits the rows.
+// order Train visits the rows.
 type kpPrimalMulti struct {
 	w        [][]float64 // per class
 	b        []float64
@@ -241,19 +239,15 @@ type kpPrimalMulti struct {
 }
 
 func kpTrainPrimalMulti(data *sparsevec.CSR, seed uint64, epochs int) *kpPrimalMulti {
-	classes := Labels(data)
+	classes := data.DistinctLabels()
 	p := &kpPrimalMulti{b: make([]float64, len(classes)), ever: map[int]bool{}}
 	for range classes {
 		p.w = append(p.w, make([]float64, data.Dim+1))
 	}
-	perm := make([]int32, data.Rows())
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	rng := rand.NewPCG(seed, kernelStream)
+	order := linear.NewEpochOrder(data.Rows(), seed, kernelStream)
 	f := make([]float64, len(classes))
 	for range epochs {
-		shuffle(rng, perm)
+		perm := order.Next()
 		m := 0
 		for _, q := range perm {
 			x := data.Row(int(q))
@@ -311,7 +305,7 @@ func TestKernelPerceptronLinearMulticlassEqualsPrimal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, seed := range []uint64{1, 7} {
-				p, rep, err := TrainKernelPerceptron(context.Background(), KernelConfig{Epochs: tc.epochs, Seed: seed}, tc.data)
+				p, rep, err := Train(context.Background(), Config{Epochs: tc.epochs, Seed: seed}, tc.data)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -322,7 +316,7 @@ func TestKernelPerceptronLinearMulticlassEqualsPrimal(t *testing.T) {
 				if rep.Support != len(ref.ever) {
 					t.Fatalf("seed %d: %d support rows, primal made mistakes on %d distinct rows", seed, rep.Support, len(ref.ever))
 				}
-				kp := p.NewKernelPredictor()
+				kp := p.NewPredictor()
 				want := make([]float64, len(p.Classes))
 				for r := range tc.data.Rows() {
 					x := tc.data.Row(r)
@@ -341,7 +335,7 @@ func TestKernelPerceptronLinearMulticlassEqualsPrimal(t *testing.T) {
 
 func TestKernelPerceptronKeepsOnlyUpdatedRows(t *testing.T) {
 	data := kpEasyData(rand.New(rand.NewPCG(7, 8)))
-	p, rep, err := TrainKernelPerceptron(context.Background(), KernelConfig{Seed: 3, Epochs: 100}, data)
+	p, rep, err := Train(context.Background(), Config{Seed: 3, Epochs: 100}, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +388,7 @@ func kpXOR(rng *rand.Rand, n int) *sparsevec.CSR {
 		pts[r] = []float64{sx + 0.3*rng.NormFloat64(), sy + 0.3*rng.NormFloat64()}
 		labels[r] = float32(sx * sy)
 	}
-	return denseCSR(pts, labels)
+	return learnertest.DenseCSR(pts, labels)
 }
 
 func TestKernelPerceptronRBFSolvesXOR(t *testing.T) {
@@ -408,7 +402,7 @@ func TestKernelPerceptronRBFSolvesXOR(t *testing.T) {
 		{Kernel{Kind: LinearKernel}, false},
 	} {
 		t.Run(tc.k.Kind.String(), func(t *testing.T) {
-			p, rep, err := TrainKernelPerceptron(context.Background(), KernelConfig{Kernel: tc.k, Epochs: 200, Seed: 5}, data)
+			p, rep, err := Train(context.Background(), Config{Kernel: tc.k, Epochs: 200, Seed: 5}, data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -446,11 +440,11 @@ func TestKernelPerceptronUCI(t *testing.T) {
 		{"vowel/rbf0.2", vowel, Kernel{Kind: RBFKernel, Sigma: 0.2}, 500, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, rep, err := TrainKernelPerceptron(context.Background(), KernelConfig{Kernel: tc.k, Epochs: tc.epochs, Seed: 1}, tc.data)
+			p, rep, err := Train(context.Background(), Config{Kernel: tc.k, Epochs: tc.epochs, Seed: 1}, tc.data)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !p.Multiclass || len(p.Classes) != len(Labels(tc.data)) {
+			if !p.Multiclass || len(p.Classes) != len(tc.data.DistinctLabels()) {
 				t.Fatalf("multiclass %v with classes %v", p.Multiclass, p.Classes)
 			}
 			errs := kpErrors(p, tc.data)
@@ -468,7 +462,7 @@ func TestKernelPerceptronUCI(t *testing.T) {
 }
 
 // kpTrainWithCache trains with a cache of exactly rows kernel rows.
-func kpTrainWithCache(t *testing.T, cfg KernelConfig, data *sparsevec.CSR, rows int) (*KernelPerceptron, *KernelReport) {
+func kpTrainWithCache(t *testing.T, cfg Config, data *sparsevec.CSR, rows int) (*Perceptron, *Report) {
 	t.Helper()
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -491,10 +485,10 @@ func TestKernelPerceptronCacheSizeDoesNotMatter(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		data *sparsevec.CSR
-		cfg  KernelConfig
+		cfg  Config
 	}{
-		{"vowel/rbf", vowel, KernelConfig{Kernel: Kernel{Kind: RBFKernel, Sigma: 0.2}, Epochs: 30, Seed: 2}},
-		{"gauss/poly", kpGauss(rng, 300, 10, 1, -1, 1), KernelConfig{Kernel: Kernel{Kind: PolyKernel, Degree: 3, Coef0: 1}, Epochs: 20, Seed: 2}},
+		{"vowel/rbf", vowel, Config{Kernel: Kernel{Kind: RBFKernel, Sigma: 0.2}, Epochs: 30, Seed: 2}},
+		{"gauss/poly", kpGauss(rng, 300, 10, 1, -1, 1), Config{Kernel: Kernel{Kind: PolyKernel, Degree: 3, Coef0: 1}, Epochs: 20, Seed: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ref, refRep := kpTrainWithCache(t, tc.cfg, tc.data, tc.data.Rows())
@@ -514,7 +508,7 @@ func TestKernelPerceptronCacheSizeDoesNotMatter(t *testing.T) {
 			for _, mb := range []int{1, 1024} {
 				cfg := tc.cfg
 				cfg.CacheMB = mb
-				p, _, err := TrainKernelPerceptron(context.Background(), cfg, tc.data)
+				p, _, err := Train(context.Background(), cfg, tc.data)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -559,12 +553,12 @@ func TestKernelCacheLRU(t *testing.T) {
 
 func TestKernelPerceptronDeterministic(t *testing.T) {
 	data := kpGauss(rand.New(rand.NewPCG(9, 9)), 300, 8, 0.5, 1, 2)
-	cfg := KernelConfig{Kernel: Kernel{Kind: RBFKernel, Sigma: 0.7}, Epochs: 15, Seed: 11}
-	a, _, err := TrainKernelPerceptron(context.Background(), cfg, data)
+	cfg := Config{Kernel: Kernel{Kind: RBFKernel, Sigma: 0.7}, Epochs: 15, Seed: 11}
+	a, _, err := Train(context.Background(), cfg, data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, err := TrainKernelPerceptron(context.Background(), cfg, data)
+	b, _, err := Train(context.Background(), cfg, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -572,7 +566,7 @@ func TestKernelPerceptronDeterministic(t *testing.T) {
 		t.Fatal("same seed, different models")
 	}
 	cfg.Seed = 12
-	c, _, err := TrainKernelPerceptron(context.Background(), cfg, data)
+	c, _, err := Train(context.Background(), cfg, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -594,13 +588,13 @@ func TestKernelPerceptronRejectsBadInput(t *testing.T) {
 		return d
 	}
 	oneLabel := kpGauss(rand.New(rand.NewPCG(1, 1)), 20, 3, 1, 1, 1)
-	unsorted := denseCSR([][]float64{{1, 2}, {3, 4}}, []float32{1, 2})
+	unsorted := learnertest.DenseCSR([][]float64{{1, 2}, {3, 4}}, []float32{1, 2})
 	unsorted.Idx[0], unsorted.Idx[1] = 2, 1
-	badPtr := denseCSR([][]float64{{1, 2}, {3, 4}}, []float32{1, 2})
+	badPtr := learnertest.DenseCSR([][]float64{{1, 2}, {3, 4}}, []float32{1, 2})
 	badPtr.Ptr[2] = 99
-	shortPtr := denseCSR([][]float64{{1, 2}, {3, 4}}, []float32{1, 2})
+	shortPtr := learnertest.DenseCSR([][]float64{{1, 2}, {3, 4}}, []float32{1, 2})
 	shortPtr.Ptr = shortPtr.Ptr[:2]
-	huge := denseCSR([][]float64{{1e30}, {-1e30}}, []float32{1, 2})
+	huge := learnertest.DenseCSR([][]float64{{1e30}, {-1e30}}, []float32{1, 2})
 	var regression sparsevec.CSR
 	for r := range kernelMaxClasses + 1 {
 		regression.Append(float32(r), sparsevec.Vector{})
@@ -611,37 +605,37 @@ func TestKernelPerceptronRejectsBadInput(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		cfg  KernelConfig
+		cfg  Config
 		data *sparsevec.CSR
 		want string
 	}{
-		{"nil data", KernelConfig{}, nil, "no training rows"},
-		{"empty", KernelConfig{}, &sparsevec.CSR{}, "no training rows"},
-		{"one label", KernelConfig{}, oneLabel, "at least 2"},
-		{"NaN value", KernelConfig{}, withVal(float32(math.NaN())), "NaN"},
-		{"Inf value", KernelConfig{}, withVal(float32(math.Inf(-1))), "Inf"},
-		{"NaN label", KernelConfig{}, withLabel(float32(math.NaN())), "label"},
-		{"Inf label", KernelConfig{}, withLabel(float32(math.Inf(1))), "label"},
-		{"unsorted indices", KernelConfig{}, unsorted, "ascending"},
-		{"bad pointers", KernelConfig{}, badPtr, "pointers"},
-		{"short pointers", KernelConfig{}, shortPtr, "pointers"},
-		{"degree < 0", KernelConfig{Kernel: Kernel{Kind: PolyKernel, Degree: -2}}, good, "degree"},
-		{"sigma < 0", KernelConfig{Kernel: Kernel{Kind: RBFKernel, Sigma: -1}}, good, "sigma"},
-		{"NaN sigma", KernelConfig{Kernel: Kernel{Kind: RBFKernel, Sigma: math.NaN()}}, good, "sigma"},
-		{"NaN coef0", KernelConfig{Kernel: Kernel{Kind: PolyKernel, Coef0: math.NaN()}}, good, "coef0"},
-		{"bad kind", KernelConfig{Kernel: Kernel{Kind: 9}}, good, "kind"},
-		{"epochs < 0", KernelConfig{Epochs: -1}, good, "Epochs"},
-		{"cache < 0", KernelConfig{CacheMB: -1}, good, "CacheMB"},
-		{"too many labels", KernelConfig{}, &regression, "distinct labels"},
-		{"too many rows × classes", KernelConfig{}, &manyCells, "decision values"},
-		{"kernel overflow", KernelConfig{Kernel: Kernel{Kind: PolyKernel, Degree: 12}}, huge, "overflow"},
+		{"nil data", Config{}, nil, "no training rows"},
+		{"empty", Config{}, &sparsevec.CSR{}, "no training rows"},
+		{"one label", Config{}, oneLabel, "at least 2"},
+		{"NaN value", Config{}, withVal(float32(math.NaN())), "NaN"},
+		{"Inf value", Config{}, withVal(float32(math.Inf(-1))), "Inf"},
+		{"NaN label", Config{}, withLabel(float32(math.NaN())), "label"},
+		{"Inf label", Config{}, withLabel(float32(math.Inf(1))), "label"},
+		{"unsorted indices", Config{}, unsorted, "ascending"},
+		{"bad pointers", Config{}, badPtr, "pointers"},
+		{"short pointers", Config{}, shortPtr, "pointers"},
+		{"degree < 0", Config{Kernel: Kernel{Kind: PolyKernel, Degree: -2}}, good, "degree"},
+		{"sigma < 0", Config{Kernel: Kernel{Kind: RBFKernel, Sigma: -1}}, good, "sigma"},
+		{"NaN sigma", Config{Kernel: Kernel{Kind: RBFKernel, Sigma: math.NaN()}}, good, "sigma"},
+		{"NaN coef0", Config{Kernel: Kernel{Kind: PolyKernel, Coef0: math.NaN()}}, good, "coef0"},
+		{"bad kind", Config{Kernel: Kernel{Kind: 9}}, good, "kind"},
+		{"epochs < 0", Config{Epochs: -1}, good, "Epochs"},
+		{"cache < 0", Config{CacheMB: -1}, good, "CacheMB"},
+		{"too many labels", Config{}, &regression, "distinct labels"},
+		{"too many rows × classes", Config{}, &manyCells, "decision values"},
+		{"kernel overflow", Config{Kernel: Kernel{Kind: PolyKernel, Degree: 12}}, huge, "overflow"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, rep, err := TrainKernelPerceptron(context.Background(), tc.cfg, tc.data)
+			p, rep, err := Train(context.Background(), tc.cfg, tc.data)
 			if err == nil {
 				t.Fatalf("no error (model %v, report %v)", p, rep)
 			}
-			if !strings.HasPrefix(err.Error(), "sgd: kernel perceptron: ") || !strings.Contains(err.Error(), tc.want) {
+			if !strings.HasPrefix(err.Error(), "kperceptron: ") || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %q, want the prefix and %q", err, tc.want)
 			}
 		})
@@ -668,22 +662,22 @@ func TestKernelPerceptronCancel(t *testing.T) {
 	data := kpXOR(rand.New(rand.NewPCG(1, 2)), 1100)
 	for _, n := range []int{1, 2, 5, 150} {
 		ctx := &kpCountCtx{Context: context.Background(), n: n}
-		_, _, err := TrainKernelPerceptron(ctx, KernelConfig{}, data)
-		if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "sgd: kernel perceptron: epoch ") {
+		_, _, err := Train(ctx, Config{}, data)
+		if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "kperceptron: epoch ") {
 			t.Fatalf("cancelled at poll %d: err = %v", n, err)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := TrainKernelPerceptron(ctx, KernelConfig{}, data); !errors.Is(err, context.Canceled) {
+	if _, _, err := Train(ctx, Config{}, data); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled context: err = %v", err)
 	}
 }
 
 // kpModels returns a trained binary and a trained multiclass perceptron.
-func kpModels(t testing.TB) map[string]*KernelPerceptron {
+func kpModels(t testing.TB) map[string]*Perceptron {
 	rng := rand.New(rand.NewPCG(31, 32))
-	out := map[string]*KernelPerceptron{}
+	out := map[string]*Perceptron{}
 	var three sparsevec.CSR
 	three.AppendCSR(kpGauss(rng, 60, 5, 2, 0, 1))
 	three.AppendCSR(kpGauss(rng, 60, 5, 2, 2, 1))
@@ -696,7 +690,7 @@ func kpModels(t testing.TB) map[string]*KernelPerceptron {
 		"multi/linear":    {&three, Kernel{}},
 		"multi/poly-zero": {&three, Kernel{Kind: PolyKernel}}, // defaults resolved
 	} {
-		p, _, err := TrainKernelPerceptron(context.Background(), KernelConfig{Kernel: tc.k, Epochs: 30, Seed: 1}, tc.data)
+		p, _, err := Train(context.Background(), Config{Kernel: tc.k, Epochs: 30, Seed: 1}, tc.data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -722,17 +716,17 @@ func TestKernelPerceptronModelRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			q, err := KernelPerceptronFromModel(m2)
+			q, err := FromModel(m2)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(p, q) {
 				t.Fatalf("round trip changed the perceptron:\n%+v\n%+v", p, q)
 			}
-			a, b := p.NewKernelPredictor(), q.NewKernelPredictor()
+			a, b := p.NewPredictor(), q.NewPredictor()
 			for r := range probe.Rows() {
-				la, sa := a.Predict(probe.Row(r))
-				lb, sb := b.Predict(probe.Row(r))
+				la, sa, _ := a.Predict(probe.Row(r))
+				lb, sb, _ := b.Predict(probe.Row(r))
 				if la != lb || math.Float32bits(sa) != math.Float32bits(sb) {
 					t.Fatalf("row %d: %v %v before, %v %v after", r, la, sa, lb, sb)
 				}
@@ -741,7 +735,7 @@ func TestKernelPerceptronModelRoundTrip(t *testing.T) {
 	}
 }
 
-func TestKernelPerceptronFromModelRefusesCorruption(t *testing.T) {
+func TestFromModelRefusesCorruption(t *testing.T) {
 	base := kpModels(t)["multi/linear"].Model()
 	bin := kpModels(t)["binary/rbf"].Model()
 	blob := func(m *model.Model, name string) *model.Blob {
@@ -795,16 +789,16 @@ func TestKernelPerceptronFromModelRefusesCorruption(t *testing.T) {
 			var m *model.Model
 			if tc.from != nil {
 				m = kpCloneModel(tc.from)
-				if _, err := KernelPerceptronFromModel(m); err != nil {
+				if _, err := FromModel(m); err != nil {
 					t.Fatalf("clone of the good model refused: %v", err)
 				}
 				tc.corrupt(m)
 			}
-			p, err := KernelPerceptronFromModel(m)
+			p, err := FromModel(m)
 			if err == nil {
 				t.Fatalf("corrupted model accepted: %+v", p)
 			}
-			if !errors.Is(err, model.ErrInvalid) || !strings.HasPrefix(err.Error(), "sgd: kernel perceptron: ") {
+			if !errors.Is(err, model.ErrInvalid) || !strings.HasPrefix(err.Error(), "kperceptron: ") {
 				t.Fatalf("error %q does not wrap model.ErrInvalid with the prefix", err)
 			}
 		})
@@ -836,7 +830,7 @@ func TestKernelPredictDoesNotAllocate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 52))
 	probe := kpGauss(rng, 10, 5, 1, 0, 1)
 	for name, p := range kpModels(t) {
-		kp := p.NewKernelPredictor()
+		kp := p.NewPredictor()
 		i := 0
 		if a := testing.AllocsPerRun(200, func() { kp.Predict(probe.Row(i % 10)); i++ }); a != 0 {
 			t.Errorf("%s: %v allocations per Predict", name, a)
@@ -846,16 +840,16 @@ func TestKernelPredictDoesNotAllocate(t *testing.T) {
 
 func TestKernelPredictTiesAndSign(t *testing.T) {
 	// No support rows: every score is β. Binary: f = 0 is not > 0.
-	bin := &KernelPerceptron{Classes: []float32{5, 2}, SV: &sparsevec.CSR{Ptr: []int{0}}, Beta: []float32{0}}
-	if y, s := bin.NewKernelPredictor().Predict(sparsevec.Vector{}); y != 2 || s != 0 {
+	bin := &Perceptron{Classes: []float32{5, 2}, SV: &sparsevec.CSR{Ptr: []int{0}}, Beta: []float32{0}}
+	if y, s, _ := bin.NewPredictor().Predict(sparsevec.Vector{}); y != 2 || s != 0 {
 		t.Errorf("binary f = 0: %v %v, want 2 0", y, s)
 	}
 	bin.Beta[0] = 0.5
-	if y, _ := bin.NewKernelPredictor().Predict(sparsevec.Vector{}); y != 5 {
+	if y, _, _ := bin.NewPredictor().Predict(sparsevec.Vector{}); y != 5 {
 		t.Errorf("binary f > 0: %v, want 5", y)
 	}
-	multi := &KernelPerceptron{Multiclass: true, Classes: []float32{1, 2, 3}, SV: &sparsevec.CSR{Ptr: []int{0}}, Beta: []float32{-1, 4, 4}}
-	if y, s := multi.NewKernelPredictor().Predict(sparsevec.Vector{}); y != 2 || s != 4 {
+	multi := &Perceptron{Multiclass: true, Classes: []float32{1, 2, 3}, SV: &sparsevec.CSR{Ptr: []int{0}}, Beta: []float32{-1, 4, 4}}
+	if y, s, _ := multi.NewPredictor().Predict(sparsevec.Vector{}); y != 2 || s != 4 {
 		t.Errorf("multiclass tie: %v %v, want the lower class index: 2 4", y, s)
 	}
 }
@@ -872,7 +866,7 @@ func TestKernelTrainStepDoesNotAllocate(t *testing.T) {
 		{"multiclass", kpLoadScaled(t, "iris.libsvm")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, _ := KernelConfig{Kernel: Kernel{Kind: RBFKernel, Sigma: 0.05}}.withDefaults()
+			cfg, _ := Config{Kernel: Kernel{Kind: RBFKernel, Sigma: 0.05}}.withDefaults()
 			tr, err := newKernelTrainer(cfg, tc.data, 3)
 			if err != nil {
 				t.Fatal(err)
@@ -896,12 +890,12 @@ func TestKernelTrainStepDoesNotAllocate(t *testing.T) {
 // (RBF σ = 0.2, 500 epochs at most, features scaled to [0, 1]).
 func BenchmarkTrainKernelPerceptronVowel(b *testing.B) {
 	data := kpLoadScaled(b, "vowel.libsvm")
-	cfg := KernelConfig{Kernel: Kernel{Kind: RBFKernel, Sigma: 0.2}, Epochs: 500, Seed: 1}
+	cfg := Config{Kernel: Kernel{Kind: RBFKernel, Sigma: 0.2}, Epochs: 500, Seed: 1}
 	b.ReportAllocs()
-	var rep *KernelReport
+	var rep *Report
 	for b.Loop() {
 		var err error
-		if _, rep, err = TrainKernelPerceptron(context.Background(), cfg, data); err != nil {
+		if _, rep, err = Train(context.Background(), cfg, data); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -912,19 +906,19 @@ func BenchmarkTrainKernelPerceptronVowel(b *testing.B) {
 
 // Train an RBF kernel perceptron on XOR, which no linear classifier
 // separates, and classify the four corners.
-func ExampleTrainKernelPerceptron() {
+func ExampleTrain() {
 	var data sparsevec.CSR
 	for _, p := range [][3]float32{{1, 1, 1}, {-1, -1, 1}, {1, -1, -1}, {-1, 1, -1}} {
 		data.Append(p[2], sparsevec.Vector{Idx: []uint32{1, 2}, Val: []float32{p[0], p[1]}})
 	}
-	p, rep, err := TrainKernelPerceptron(context.Background(), KernelConfig{Kernel: Kernel{Kind: RBFKernel, Sigma: 0.5}}, &data)
+	p, rep, err := Train(context.Background(), Config{Kernel: Kernel{Kind: RBFKernel, Sigma: 0.5}}, &data)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	kp := p.NewKernelPredictor()
+	kp := p.NewPredictor()
 	for r := range data.Rows() {
-		y, _ := kp.Predict(data.Row(r))
+		y, _, _ := kp.Predict(data.Row(r))
 		fmt.Print(y, " ")
 	}
 	fmt.Println(rep.Converged)
