@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/polyhedral/cpm/internal/iocount"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -136,7 +137,7 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	}
 	var size int64
 	if sb, ok := dst.(*stdoutBlocks); ok {
-		size = sb.cw.n
+		size = sb.cw.N()
 	} else if fi, err := os.Stat(*out); err == nil {
 		size = fi.Size()
 	}
@@ -191,7 +192,7 @@ func (o *oneBlock) Close() error           { return nil }
 // stdoutBlocks is a BlockWriter of LIBSVM text to standard output (or the
 // writer the tests give). Abort cannot take back what was written.
 type stdoutBlocks struct {
-	cw *convertCounter
+	cw *iocount.Writer
 	w  *reader.Writer
 }
 
@@ -213,18 +214,6 @@ func (s *stdoutBlocks) Close() error {
 
 func (s *stdoutBlocks) Abort() {}
 
-// convertCounter counts the bytes written through it.
-type convertCounter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *convertCounter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
 // convertOutput creates the block writer of convert's output out: standard
 // output for "-", the row cache (recording source's identity, so that
 // train --cache OUT -t SOURCE takes it; "" records none) or a LIBSVM,
@@ -233,7 +222,7 @@ func (c *convertCounter) Write(p []byte) (int, error) {
 func convertOutput(ctx context.Context, out string, format reader.Format, source, compression string, batchRows int, stdout io.Writer, lim *inputLimits) (reader.BlockWriter, error) {
 	switch {
 	case out == "-":
-		cw := &convertCounter{w: stdout}
+		cw := &iocount.Writer{W: stdout}
 		return &stdoutBlocks{cw: cw, w: reader.NewWriter(cw)}, nil
 	case format == reader.Cache:
 		return reader.CreateCache(out, source, lim.opts(ctx)...)

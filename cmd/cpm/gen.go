@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/polyhedral/cpm/internal/iocount"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/synth"
 )
@@ -194,7 +195,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	text := &countWriter{w: f}
+	text := &iocount.Writer{W: f}
 	start := time.Now()
 	cfg := synth.StreamConfig{Workers: *g.workers}
 	var p *progress
@@ -244,18 +245,6 @@ func genFlags(w io.Writer, name string) genFlagSet {
 	return g
 }
 
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
 // isTerminal reports whether w is a character device, such as a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
@@ -274,7 +263,7 @@ type progress struct {
 	w           io.Writer
 	total       int64
 	start, last time.Time
-	text        *countWriter
+	text        *iocount.Writer
 	out         *reader.OutputFile
 }
 
@@ -288,11 +277,11 @@ func (p *progress) update(rows int64) {
 	rate := float64(rows) / el
 	eta := time.Duration(float64(p.total-rows) / rate * float64(time.Second)).Round(time.Second)
 	fmt.Fprintf(p.w, "cpm gen: %d/%d rows (%.1f%%), %.0f rows/s, %.0f MB/s of text, %.0f MB written, eta %v\n",
-		rows, p.total, 100*float64(rows)/float64(p.total), rate, float64(p.text.n)/1e6/el, float64(p.out.Written())/1e6, eta)
+		rows, p.total, 100*float64(rows)/float64(p.total), rate, float64(p.text.N())/1e6/el, float64(p.out.Written())/1e6, eta)
 }
 
 func (p *progress) done(path string) {
 	el := time.Since(p.start).Seconds()
 	fmt.Fprintf(p.w, "cpm gen: wrote %d rows to %s in %.1fs: %.0f rows/s, %.1f GB of text (%.0f MB/s), %.1f MB compressed\n",
-		p.total, path, el, float64(p.total)/el, float64(p.text.n)/1e9, float64(p.text.n)/1e6/el, float64(p.out.Written())/1e6)
+		p.total, path, el, float64(p.total)/el, float64(p.text.N())/1e9, float64(p.text.N())/1e6/el, float64(p.out.Written())/1e6)
 }
