@@ -76,7 +76,7 @@ func (d *Decoder) Reset(r io.Reader, size int64, maxBuf int) {
 }
 
 // Checksum starts a running CRC-32 with table tab over the bytes consumed
-// from now on (crc32.Update order); Sum32 returns it.
+// after the call (crc32.Update order); Sum32 returns it.
 func (d *Decoder) Checksum(tab *crc32.Table) { d.crcTab, d.crc = tab, 0 }
 
 // Sum32 returns the CRC-32 of the bytes consumed since Checksum.

@@ -37,8 +37,8 @@
 // for i from len(p)-1 down to 1, swap p[i] with p[j], j drawn from [0, i].
 // They differ in how j is drawn from a 64-bit PCG output u:
 //
-//	ShuffleMod:  j = u mod (i+1)            (bias below (i+1)/2^64)
-//	Shuffle:     j = Uniform(src, i+1)      (exactly uniform, Lemire's method)
+//	ShuffleMod:  j = IndexMod(src, i+1) = u mod (i+1)  (bias below (i+1)/2^64)
+//	Shuffle:     j = Uniform(src, i+1)                 (exactly uniform, Lemire's method)
 //
 // The two give different permutations of the same seed; each package keeps
 // the one its files were made with.

@@ -55,12 +55,16 @@ func Shuffle[E any](src *rand.PCG, p []E) {
 	}
 }
 
-// ShuffleMod permutes p by Fisher–Yates, drawing each index as
-// src.Uint64() mod (i+1): exactly one draw of src per element after the
-// first. The modulo bias is below len(p)/2^64.
+// IndexMod returns src.Uint64() mod n, an integer in [0, n) from exactly
+// one draw, with a bias below n/2^64. It panics if n is 0.
+func IndexMod(src *rand.PCG, n uint64) uint64 { return src.Uint64() % n }
+
+// ShuffleMod permutes p by Fisher–Yates, drawing each index with
+// IndexMod(src, i+1): exactly one draw of src per element after the first.
+// The modulo bias is below len(p)/2^64.
 func ShuffleMod[E any](src *rand.PCG, p []E) {
 	for i := len(p) - 1; i > 0; i-- {
-		j := src.Uint64() % uint64(i+1)
+		j := IndexMod(src, uint64(i+1))
 		p[i], p[j] = p[j], p[i]
 	}
 }

@@ -97,6 +97,16 @@ func TestShufflePermutes(t *testing.T) {
 	}
 }
 
+// TestIndexMod checks IndexMod against the remainder of the same draws.
+func TestIndexMod(t *testing.T) {
+	a, b := rand.NewPCG(5, 6), rand.NewPCG(5, 6)
+	for _, n := range []uint64{1, 2, 7, 1 << 40, 1<<63 + 5} {
+		if got, want := IndexMod(a, n), b.Uint64()%n; got != want {
+			t.Errorf("IndexMod(src, %d) = %d, want %d", n, got, want)
+		}
+	}
+}
+
 func TestUniformPanicsOnZero(t *testing.T) {
 	defer func() {
 		if recover() == nil {
