@@ -228,3 +228,55 @@ func TestToSparseNegativeColsPanics(t *testing.T) {
 	}()
 	ToSparse(&sparsevec.CSR{}, -1)
 }
+
+// TestFromSparseProperty builds random matrices with the library's own
+// DOK → CSR path, some values inexact in float32, and checks FromSparse
+// element by element: exact values convert or the first inexact one is
+// reported, and with Round every value is float32(v).
+func TestFromSparseProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200 {
+		rows, cols := 1+rng.IntN(15), 1+rng.IntN(40)
+		dok := sparse.NewDOK(rows, cols)
+		inexact := trial%3 == 0
+		for range rng.IntN(rows * cols) {
+			v := float64(float32(rng.NormFloat64()))
+			if inexact {
+				v = rng.NormFloat64()
+			}
+			dok.Set(rng.IntN(rows), rng.IntN(cols), v)
+		}
+		m := dok.ToCSR()
+		labels := make([]float32, rows)
+		c, err := FromSparse(m, labels, Options{Round: inexact})
+		if err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+		if c.NNZ() != m.NNZ() {
+			t.Fatalf("trial %d: %d nonzeros, want %d", trial, c.NNZ(), m.NNZ())
+		}
+		maxIdx := 0
+		for i := range rows {
+			x := c.Row(i)
+			for k := 1; k < len(x.Idx); k++ {
+				if x.Idx[k] <= x.Idx[k-1] {
+					t.Fatalf("trial %d: row %d indices %v not ascending", trial, i, x.Idx)
+				}
+			}
+			for k, j := range x.Idx {
+				if want := float32(m.At(i, int(j)-1)); x.Val[k] != want {
+					t.Fatalf("trial %d: (%d, %d) = %v, want %v", trial, i, j-1, x.Val[k], want)
+				}
+				maxIdx = max(maxIdx, int(j))
+			}
+		}
+		if want := maxIdx + 1; m.NNZ() > 0 && c.Dim != want {
+			t.Fatalf("trial %d: Dim %d, want %d", trial, c.Dim, want)
+		}
+		if inexact && m.NNZ() > 0 {
+			if _, err := FromSparse(m, labels, Options{}); !errors.Is(err, ErrInexact) {
+				t.Fatalf("trial %d: without Round: %v, want ErrInexact", trial, err)
+			}
+		}
+	}
+}
