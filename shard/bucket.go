@@ -16,12 +16,12 @@ import (
 
 // bucketOf returns the bucket, in [0, n), of the row with the given
 // ordinal under key: the ordinal-th output of a SplitMix64 generator whose
-// state starts at rng.Finalizer(key) (rng.SplitMix64At), mapped to [0, n) by the high word of a
-// 64×64-bit product (Lemire), which is uniform up to n/2^64. It is a pure
-// function, so the bucket of a row never depends on block sizes, reading
-// order or the Go release.
+// state starts at rng.SplitMix64Finalizer(key) (rng.SplitMix64At), mapped
+// to [0, n) by the high word of a 64×64-bit product (Lemire), which is
+// uniform up to n/2^64. It is a pure function, so the bucket of a row never
+// depends on block sizes, reading order or the Go release.
 func bucketOf(key, ordinal uint64, n int) int {
-	h := rng.SplitMix64At(rng.Finalizer(key), ordinal)
+	h := rng.SplitMix64At(rng.SplitMix64Finalizer(key), ordinal)
 	hi, _ := bits.Mul64(h, uint64(n))
 	return int(hi)
 }

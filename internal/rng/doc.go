@@ -19,17 +19,17 @@
 // the finalizer of the new state:
 //
 //	s ← s + γ (mod 2^64)
-//	Finalizer(z) = z₃, where
+//	SplitMix64Finalizer(z) = z₃, where
 //	    z₁ = (z  ⊕ z  ≫ 30) · 0xbf58476d1ce4e5b9
 //	    z₂ = (z₁ ⊕ z₁ ≫ 27) · 0x94d049bb133111eb
 //	    z₃ =  z₂ ⊕ z₂ ≫ 31
 //
 // (Stafford's "Mix13" variant of the MurmurHash3 finalizer; all products
-// mod 2^64.) Finalizer is a bijection of uint64 whose output bits each depend
-// on every input bit. SplitMix64(s) = Finalizer(s + γ) is the output of one
-// generator step from state s, and SplitMix64At(s, i) = Finalizer(s + (i+1)·γ)
-// is the i-th output (from 0) of the generator started at s, computed
-// without the i steps before it.
+// mod 2^64.) SplitMix64Finalizer is a bijection of uint64 whose output bits
+// each depend on every input bit. With F = SplitMix64Finalizer,
+// SplitMix64(s) = F(s + γ) is the output of one generator step from state
+// s, and SplitMix64At(s, i) = F(s + (i+1)·γ) is the i-th output (from 0) of
+// the generator started at s, computed without the i steps before it.
 //
 // # Shuffles
 //

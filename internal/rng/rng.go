@@ -9,24 +9,24 @@ import (
 // the golden ratio.
 const Gamma = 0x9e3779b97f4a7c15
 
-// Finalizer is SplitMix64's output function (see the package
+// SplitMix64Finalizer is SplitMix64's output function (see the package
 // documentation): a bijection of uint64 that spreads nearby inputs over
 // unrelated outputs.
-func Finalizer(z uint64) uint64 {
+func SplitMix64Finalizer(z uint64) uint64 {
 	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
 	z = (z ^ z>>27) * 0x94d049bb133111eb
 	return z ^ z>>31
 }
 
 // SplitMix64 returns the output of one SplitMix64 step from state s:
-// Finalizer(s + Gamma).
-func SplitMix64(s uint64) uint64 { return Finalizer(s + Gamma) }
+// SplitMix64Finalizer(s + Gamma).
+func SplitMix64(s uint64) uint64 { return SplitMix64Finalizer(s + Gamma) }
 
 // SplitMix64At returns the i-th output, counting from 0, of the SplitMix64
-// generator whose state starts at s: Finalizer(s + (i+1)·Gamma). It is a
-// pure function of (s, i), so a value never depends on the order in which
-// outputs are asked for.
-func SplitMix64At(s, i uint64) uint64 { return Finalizer(s + (i+1)*Gamma) }
+// generator whose state starts at s: SplitMix64Finalizer(s + (i+1)·Gamma).
+// It is a pure function of (s, i), so a value never depends on the order in
+// which outputs are asked for.
+func SplitMix64At(s, i uint64) uint64 { return SplitMix64Finalizer(s + (i+1)*Gamma) }
 
 // Uniform returns an integer drawn uniformly from [0, n) with src, by
 // Lemire's method ("Fast Random Integer Generation in an Interval", ACM

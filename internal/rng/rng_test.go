@@ -17,15 +17,15 @@ func TestSplitMix64Golden(t *testing.T) {
 		{0xdeadbeef, 0x4e062702ec929eea, 0x4adfb90f68c9eb9b},
 		{0x8000000000000000, 0x25c26ea579cea98a, 0x481ec0a212a9f3db},
 	} {
-		if got := Finalizer(c.z); got != c.fin {
-			t.Errorf("Finalizer(%#x) = %#x, want %#x", c.z, got, c.fin)
+		if got := SplitMix64Finalizer(c.z); got != c.fin {
+			t.Errorf("SplitMix64Finalizer(%#x) = %#x, want %#x", c.z, got, c.fin)
 		}
 		if got := SplitMix64(c.z); got != c.step {
 			t.Errorf("SplitMix64(%#x) = %#x, want %#x", c.z, got, c.step)
 		}
 	}
-	if got, want := SplitMix64At(Finalizer(42), 7), uint64(0x272404a0a3926552); got != want {
-		t.Errorf("SplitMix64At(Finalizer(42), 7) = %#x, want %#x", got, want)
+	if got, want := SplitMix64At(SplitMix64Finalizer(42), 7), uint64(0x272404a0a3926552); got != want {
+		t.Errorf("SplitMix64At(SplitMix64Finalizer(42), 7) = %#x, want %#x", got, want)
 	}
 }
 
