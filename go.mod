@@ -20,6 +20,7 @@ require (
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
+	github.com/james-bowman/sparse v0.0.0-20260216202247-495ee4f84d35
 	golang.org/x/image v0.30.0 // indirect
 )
 

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/polyhedral/cpm/internal/summary"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -310,15 +311,15 @@ func summarize(stats []foldStats, reps, folds, rows int) *Result {
 		hyp[r] = sumHyp / float64(folds)
 		res.PerRep[r] = RepResult{Accuracy: acc[r], TrainError: trainErr[r], TrainSeconds: secs[r], Hyperplanes: hyp[r]}
 	}
-	res.AccuracyMean, res.AccuracyStd = meanStd(acc)
-	res.ErrorMean, res.ErrorStd = meanStd(errs)
-	_, res.FoldErrorStd = meanStd(foldErr)
-	res.TrainErrorMean, res.TrainErrorStd = meanStd(trainErr)
-	_, res.FoldTrainErrorStd = meanStd(foldTrainErr)
+	res.AccuracyMean, res.AccuracyStd = summary.MeanStd(acc)
+	res.ErrorMean, res.ErrorStd = summary.MeanStd(errs)
+	_, res.FoldErrorStd = summary.MeanStd(foldErr)
+	res.TrainErrorMean, res.TrainErrorStd = summary.MeanStd(trainErr)
+	_, res.FoldTrainErrorStd = summary.MeanStd(foldTrainErr)
 	// Every repetition has Folds fits, so the mean of the per-repetition
 	// means is the mean over all fits.
-	res.TrainSecondsMean, res.TrainSecondsStd = meanStd(secs)
-	res.HyperplanesMean, res.HyperplanesStd = meanStd(hyp)
+	res.TrainSecondsMean, res.TrainSecondsStd = summary.MeanStd(secs)
+	res.HyperplanesMean, res.HyperplanesStd = summary.MeanStd(hyp)
 	return res
 }
 
@@ -328,24 +329,4 @@ func percent(a, b int) float64 {
 		return 0
 	}
 	return 100 * float64(a) / float64(b)
-}
-
-// meanStd returns the mean and the sample standard deviation (divisor n-1)
-// of x, computed in two passes; the deviation is 0 for fewer than 2 values.
-func meanStd(x []float64) (mean, std float64) {
-	if len(x) == 0 {
-		return 0, 0
-	}
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
-	if len(x) < 2 {
-		return mean, 0
-	}
-	var ss float64
-	for _, v := range x {
-		ss += (v - mean) * (v - mean)
-	}
-	return mean, math.Sqrt(ss / float64(len(x)-1))
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/polyhedral/cpm/internal/summary"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -254,9 +255,9 @@ func TestRunCentroids(t *testing.T) {
 		acc = append(acc, 100*float64(data.Rows()-testWrong)/float64(data.Rows()))
 		trainErr = append(trainErr, 100*float64(trainWrong)/float64(trainN))
 	}
-	accMean, accStd := meanStd(acc)
-	trMean, trStd := meanStd(trainErr)
-	_, foldStd := meanStd(foldErr)
+	accMean, accStd := summary.MeanStd(acc)
+	trMean, trStd := summary.MeanStd(trainErr)
+	_, foldStd := summary.MeanStd(foldErr)
 	if accStd == 0 || foldStd == 0 {
 		t.Fatalf("degenerate test data: accuracy std %v, fold std %v", accStd, foldStd)
 	}

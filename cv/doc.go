@@ -27,6 +27,7 @@
 // Randomness: repetition r splits with seed SplitSeed(Config.Seed, r) and
 // the fit of fold f of repetition r gets FitSeed(Config.Seed, r, f). Both
 // are fixed functions of their arguments (documented on them), and the
-// shuffle is a Fisher–Yates over a math/rand/v2 PCG written out in this
-// package, so splits do not change with the Go version.
+// shuffle is the Fisher–Yates of internal/rng over a math/rand/v2 PCG
+// (rng.Shuffle, Lemire's bounded draws), so splits do not change with the
+// Go version.
 package cv

@@ -2,9 +2,10 @@ package cv
 
 import (
 	"cmp"
-	"math/bits"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/polyhedral/cpm/internal/rng"
 )
 
 // splitStream is the PCG stream (its second seed word) of every split.
@@ -26,7 +27,7 @@ const splitStream = 0x63762d73706c6974 // "cv-split"
 // Stratification is best effort: a label with fewer rows than folds leaves
 // some folds without it. Folds greater than len(labels) leave some folds
 // empty (Run rejects that). The shuffle draws bounded integers from
-// PCG.Uint64 with Lemire's multiply-and-reject method written here, not
+// PCG.Uint64 with Lemire's multiply-and-reject method (rng.Shuffle), not
 // with rand.Rand, so a seed gives the same split on every Go version.
 //
 // It panics if folds < 1.
@@ -63,33 +64,10 @@ func shuffledGroups(labels []float32, src *rand.PCG, f func(group []int)) {
 			hi++
 		}
 		group := order[lo:hi]
-		shuffle(src, group)
+		rng.Shuffle(src, group)
 		f(group)
 		lo = hi
 	}
-}
-
-// shuffle permutes a uniformly at random (Fisher–Yates: for i from the end,
-// swap a[i] with a[j], j uniform in [0, i]).
-func shuffle(src *rand.PCG, a []int) {
-	for i := len(a) - 1; i > 0; i-- {
-		j := uintN(src, uint64(i)+1)
-		a[i], a[j] = a[j], a[i]
-	}
-}
-
-// uintN returns a uniform integer in [0, n), n > 0, by Lemire's method
-// ("Fast Random Integer Generation in an Interval", ACM TOMACS 2019): the
-// high word of x·n, rejecting the low words below 2^64 mod n.
-func uintN(src *rand.PCG, n uint64) uint64 {
-	hi, lo := bits.Mul64(src.Uint64(), n)
-	if lo < n {
-		thresh := -n % n
-		for lo < thresh {
-			hi, lo = bits.Mul64(src.Uint64(), n)
-		}
-	}
-	return hi
 }
 
 // SplitSeed returns the seed Run passes to Splits for repetition rep:
@@ -101,8 +79,8 @@ func uintN(src *rand.PCG, n uint64) uint64 {
 func SplitSeed(seed uint64, rep int) uint64 { return FitSeed(seed, rep, -1) }
 
 // FitSeed returns the seed Run passes to Fit for fold fold of repetition
-// rep. With splitmix64 the SplitMix64 output function (Steele, Lea and
-// Flood, OOPSLA 2014),
+// rep. With splitmix64 the output of one SplitMix64 step (Steele, Lea and
+// Flood, OOPSLA 2014; rng.SplitMix64),
 //
 //	splitmix64(z) = mix(z + 0x9e3779b97f4a7c15), where
 //	mix(z)        = z ^= z>>30; z *= 0xbf58476d1ce4e5b9;
@@ -114,12 +92,5 @@ func SplitSeed(seed uint64, rep int) uint64 { return FitSeed(seed, rep, -1) }
 //
 // with rep and fold converted as two's-complement integers.
 func FitSeed(seed uint64, rep, fold int) uint64 {
-	return splitmix64(splitmix64(splitmix64(seed)^uint64(rep)) ^ uint64(fold))
-}
-
-func splitmix64(z uint64) uint64 {
-	z += 0x9e3779b97f4a7c15
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
+	return rng.SplitMix64(rng.SplitMix64(rng.SplitMix64(seed)^uint64(rep)) ^ uint64(fold))
 }

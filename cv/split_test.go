@@ -3,7 +3,6 @@ package cv
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -121,28 +120,6 @@ func TestSplitsPanics(t *testing.T) {
 	Splits([]float32{1, 2}, 0, 1)
 }
 
-// TestShuffleUniform checks that the hand-written Fisher–Yates draws the six
-// permutations of three items about equally often.
-func TestShuffleUniform(t *testing.T) {
-	src := rand.NewPCG(7, 8)
-	count := map[[3]int]int{}
-	const draws = 60000
-	for range draws {
-		a := []int{0, 1, 2}
-		shuffle(src, a)
-		count[[3]int(a)]++
-	}
-	if len(count) != 6 {
-		t.Fatalf("%d distinct permutations, want 6", len(count))
-	}
-	for p, c := range count {
-		// Binomial(60000, 1/6): sd ≈ 91; allow 6 sd.
-		if c < draws/6-550 || c > draws/6+550 {
-			t.Errorf("permutation %v drawn %d times, want about %d", p, c, draws/6)
-		}
-	}
-}
-
 func TestSeedsDistinct(t *testing.T) {
 	seen := map[uint64]string{}
 	for _, seed := range []uint64{0, 1, 2} {
@@ -158,13 +135,5 @@ func TestSeedsDistinct(t *testing.T) {
 	}
 	if SplitSeed(5, 3) != FitSeed(5, 3, -1) {
 		t.Error("SplitSeed(s, r) != FitSeed(s, r, -1)")
-	}
-}
-
-// TestSplitmix64 checks the mixer against the first output of the SplitMix64
-// reference generator (Vigna, prng.di.unimi.it/splitmix64.c) from state 0.
-func TestSplitmix64(t *testing.T) {
-	if got, want := splitmix64(0), uint64(0xe220a8397b1dcdaf); got != want {
-		t.Errorf("splitmix64(0) = %#x, want %#x", got, want)
 	}
 }

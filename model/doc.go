@@ -61,7 +61,7 @@
 // Nothing follows the checksum; Read consumes its input to EOF and refuses
 // trailing bytes.
 //
-// Flag bit 3 and the Steps section were added, within version 1, for
+// Flag bit 3 and the Steps section, part of version 1, serve
 // warm-started CPM models (cpm train --init): such a model continues the
 // Pegasos step counter of its initial model, so its polytopes have taken
 // more steps than Iterations, the steps of the last run. Files without the

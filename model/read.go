@@ -2,23 +2,18 @@ package model
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"math"
 
+	"github.com/polyhedral/cpm/internal/binio"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// The read buffer starts at minBuf bytes and grows, as larger fields
-// arrive, up to maxBuf, which holds the longest single field (a Param value
-// of maxValue bytes) and a decoding chunk.
-const (
-	minBuf = 4 << 10
-	maxBuf = max(maxValue, chunkSize)
-)
+// maxBuf bounds the read-ahead buffer: it holds the longest single field
+// (a Param value of maxValue bytes) and a decoding chunk.
+const maxBuf = max(maxValue, chunkSize)
 
 // Read decodes a model from r, which must hold exactly one model: Read
 // consumes r to EOF and refuses trailing bytes. name identifies the input in
@@ -46,7 +41,9 @@ func ReadLimit(r io.Reader, name string, limit int64) (*Model, error) {
 }
 
 func read(r io.Reader, name string, size, limit int64) (*Model, error) {
-	d := &decoder{r: r, name: name, size: size, limit: limit}
+	d := &decoder{name: name, limit: limit}
+	d.in.Reset(r, size, maxBuf)
+	d.in.Checksum(castagnoli)
 	m, err := d.model()
 	if err != nil {
 		return nil, err
@@ -54,84 +51,66 @@ func read(r io.Reader, name string, size, limit int64) (*Model, error) {
 	return m, nil
 }
 
-// decoder reads little-endian fields through a checksum, tracking the byte
-// offset for error messages.
+// decoder reads the fields of a model through a bounded little-endian
+// decoder, keeping the running checksum of the bytes consumed and turning
+// short input into *FormatError values at the offset where it was found.
 type decoder struct {
-	r     io.Reader
-	rerr  error  // sticky error of r
-	buf   []byte // read-ahead: buf[pos:end] is read but not consumed
-	pos   int
-	end   int
+	in    binio.Decoder
 	name  string
-	size  int64 // total input length, or -1 if unknown
 	limit int64 // memory limit of the weight sections, or <= 0 for none
-	off   int64 // bytes consumed
-	crc   uint32
 }
 
-// peek returns the next n <= maxBuf bytes without consuming them, or fewer
-// with the error that stopped the read (io.EOF at the end of the input).
-// The slice aliases the buffer and is valid until the next peek.
-func (d *decoder) peek(n int) ([]byte, error) {
-	if d.end-d.pos >= n {
-		return d.buf[d.pos : d.pos+n], nil
-	}
-	if n > len(d.buf) {
-		// Grow geometrically, never past maxBuf, nor past the known input.
-		c := min(max(2*len(d.buf), minBuf), maxBuf)
-		if d.size >= 0 {
-			c = min(c, int(min(d.size-d.off, maxBuf)))
-		}
-		nb := make([]byte, max(c, n))
-		d.end = copy(nb, d.buf[d.pos:d.end])
-		d.buf, d.pos = nb, 0
-	} else if d.pos > 0 {
-		d.end = copy(d.buf, d.buf[d.pos:d.end])
-		d.pos = 0
-	}
-	for empty := 0; d.end < n && d.rerr == nil; {
-		k, err := d.r.Read(d.buf[d.end:])
-		d.end += k
-		if err != nil {
-			d.rerr = err
-		} else if k == 0 {
-			if empty++; empty == 100 {
-				d.rerr = io.ErrNoProgress
-			}
-		}
-	}
-	if d.end < n {
-		return d.buf[:d.end], d.rerr
-	}
-	return d.buf[:n], nil
+// sized reports whether the input length is known.
+func (d *decoder) sized() bool {
+	_, ok := d.in.Remaining()
+	return ok
 }
 
 // fail returns a *FormatError of the given kind at the current offset.
 func (d *decoder) fail(kind error, format string, args ...any) error {
-	return &FormatError{Name: d.name, Offset: d.off, Err: invalidf(kind, format, args...)}
+	return d.failAt(d.in.Offset(), kind, format, args...)
+}
+
+// failAt returns a *FormatError of the given kind at offset off.
+func (d *decoder) failAt(off int64, kind error, format string, args ...any) error {
+	return &FormatError{Name: d.name, Offset: off, Err: invalidf(kind, format, args...)}
 }
 
 // wrap turns a validation error into a *FormatError at the current offset.
-func (d *decoder) wrap(err error) error {
+func (d *decoder) wrap(err error) error { return d.wrapAt(d.in.Offset(), err) }
+
+// wrapAt turns a validation error into a *FormatError at offset off.
+func (d *decoder) wrapAt(off int64, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &FormatError{Name: d.name, Offset: d.off, Err: err}
+	return &FormatError{Name: d.name, Offset: off, Err: err}
 }
 
 // ioErr wraps a read error that is not a format problem.
 func (d *decoder) ioErr(err error) error {
-	return fmt.Errorf("%s: read model: %w (at byte %d)", d.name, err, d.off)
+	return fmt.Errorf("%s: read model: %w (at byte %d)", d.name, err, d.in.Offset())
+}
+
+// inErr turns an error of the binary decoder while reading what into a
+// *FormatError wrapping ErrTruncated (short input) or a read error.
+func (d *decoder) inErr(err error, what string) error {
+	var se *binio.ShortError
+	switch {
+	case !errors.As(err, &se):
+		return d.ioErr(err)
+	case se.Ended:
+		return d.fail(ErrTruncated, "input ends inside %s: need %d bytes, only %d remain", what, se.Need, se.Left)
+	default:
+		return d.fail(ErrTruncated, "%s: need %d bytes, only %d remain", what, se.Need, se.Left)
+	}
 }
 
 // need fails with ErrTruncated if the input length is known and fewer than
 // n bytes remain. what names the section for the message.
 func (d *decoder) need(n uint64, what string) error {
-	if d.size < 0 {
-		return nil
-	}
-	if left := uint64(max(d.size-d.off, 0)); n > left {
-		return d.fail(ErrTruncated, "%s: need %d bytes, only %d remain", what, n, left)
+	if err := d.in.Need(n); err != nil {
+		return d.inErr(err, what)
 	}
 	return nil
 }
@@ -139,44 +118,27 @@ func (d *decoder) need(n uint64, what string) error {
 // next consumes n <= maxBuf bytes and returns them. The slice aliases the
 // read buffer and is valid until the next call.
 func (d *decoder) next(n int, what string) ([]byte, error) {
-	var b []byte
-	var err error
-	if d.size >= 0 && int64(n) > d.size-d.off {
-		b = nil // do not wait for, or buffer, bytes that cannot come
-	} else {
-		b, err = d.peek(n)
+	b, err := d.in.Next(n)
+	if err != nil {
+		return nil, d.inErr(err, what)
 	}
-	if len(b) < n {
-		if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			left := int64(len(b))
-			if d.size >= 0 {
-				left = max(d.size-d.off, 0)
-			}
-			d.off += left
-			return nil, d.fail(ErrTruncated, "input ends inside %s: need %d bytes, only %d remain", what, n, left)
-		}
-		return nil, d.ioErr(err)
-	}
-	d.crc = crc32.Update(d.crc, castagnoli, b)
-	d.pos += n
-	d.off += int64(n)
 	return b, nil
 }
 
 func (d *decoder) u32(what string) (uint32, error) {
-	b, err := d.next(4, what)
+	v, err := d.in.U32()
 	if err != nil {
-		return 0, err
+		return 0, d.inErr(err, what)
 	}
-	return binary.LittleEndian.Uint32(b), nil
+	return v, nil
 }
 
 func (d *decoder) u64(what string) (uint64, error) {
-	b, err := d.next(8, what)
+	v, err := d.in.U64()
 	if err != nil {
-		return 0, err
+		return 0, d.inErr(err, what)
 	}
-	return binary.LittleEndian.Uint64(b), nil
+	return v, nil
 }
 
 func (d *decoder) f64(what string) (float64, error) {
@@ -200,84 +162,21 @@ func (d *decoder) str(limit int, what string) (string, error) {
 	return string(b), err
 }
 
-// growTo returns s extended to length at least n, keeping its contents and zeroing
-// the new elements. Capacity grows geometrically but never beyond limit,
-// so a slice that ends at length limit was allocated at most twice its
-// final size in total and ends with no slack beyond limit.
-func growTo[T any](s []T, n, limit int) []T {
-	if n <= len(s) {
-		return s
-	}
-	if n <= cap(s) {
-		return s[:n]
-	}
-	c := min(max(2*cap(s), n), limit)
-	ns := make([]T, n, c)
-	copy(ns, s)
-	return ns
-}
-
-// array reads n elements of sz bytes each, decoding chunk by chunk with dec
-// into a slice grown only as the bytes arrive. It returns nil for n == 0.
-// n must be at most a cap that keeps n·sz from overflowing.
+// array reads n elements of sz bytes each (binio.Array). n must be at most
+// a cap that keeps n·sz from overflowing.
 func array[T any](d *decoder, n uint64, sz int, dec func(dst []T, b []byte), what string) ([]T, error) {
-	if n == 0 {
-		return nil, nil
-	}
-	if err := d.need(n*uint64(sz), what); err != nil {
-		return nil, err
-	}
-	var s []T
-	if d.size >= 0 {
-		s = make([]T, 0, n) // the bytes are known to be present
-	}
-	for left := int(n); left > 0; {
-		c := min(left, chunkSize/sz)
-		b, err := d.next(c*sz, what)
-		if err != nil {
-			return nil, err
-		}
-		l := len(s)
-		s = growTo(s, l+c, int(n))
-		dec(s[l:], b)
-		left -= c
+	s, err := binio.Array(&d.in, n, sz, chunkSize, dec)
+	if err != nil {
+		return nil, d.inErr(err, what)
 	}
 	return s, nil
-}
-
-func decF32(dst []float32, b []byte) {
-	b = b[:4*len(dst)]
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-}
-
-func decU32(dst []uint32, b []byte) {
-	b = b[:4*len(dst)]
-	for i := range dst {
-		dst[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-}
-
-func decU64(dst []uint64, b []byte) {
-	b = b[:8*len(dst)]
-	for i := range dst {
-		dst[i] = binary.LittleEndian.Uint64(b[8*i:])
-	}
-}
-
-func decI64(dst []int64, b []byte) {
-	b = b[:8*len(dst)]
-	for i := range dst {
-		dst[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
-	}
 }
 
 // model decodes a whole model.
 func (d *decoder) model() (*Model, error) {
 	// Magic: distinguish a short file that could still be a model from a
 	// file that is something else.
-	b, err := d.peek(len(magic))
+	b, err := d.in.Peek(len(magic))
 	switch {
 	case len(b) < len(magic) && err != nil && !errors.Is(err, io.EOF):
 		return nil, d.ioErr(err)
@@ -295,8 +194,7 @@ func (d *decoder) model() (*Model, error) {
 		return nil, err
 	}
 	if version != Version {
-		d.off -= 4
-		return nil, d.fail(ErrVersion, "file has format version %d, this build reads version %d", version, Version)
+		return nil, d.failAt(d.in.Offset()-4, ErrVersion, "file has format version %d, this build reads version %d", version, Version)
 	}
 	h, err := d.header()
 	if err != nil {
@@ -316,16 +214,15 @@ func (d *decoder) model() (*Model, error) {
 		return nil, err
 	}
 
-	want := d.crc
+	want := d.in.Sum32()
 	got, err := d.u32("checksum")
 	if err != nil {
 		return nil, err
 	}
 	if got != want {
-		d.off -= 4
-		return nil, d.fail(ErrChecksum, "stored CRC-32C %#08x, contents give %#08x", got, want)
+		return nil, d.failAt(d.in.Offset()-4, ErrChecksum, "stored CRC-32C %#08x, contents give %#08x", got, want)
 	}
-	switch b, err := d.peek(1); {
+	switch b, err := d.in.Peek(1); {
 	case len(b) > 0:
 		return nil, d.fail(ErrCorrupt, "trailing bytes after the checksum")
 	case !errors.Is(err, io.EOF):
@@ -353,8 +250,7 @@ func (d *decoder) header() (header, error) {
 		return h, err
 	}
 	if flags&^flagsKnown != 0 {
-		d.off -= 4
-		return h, d.fail(ErrCorrupt, "unknown flag bits %#x", flags&^flagsKnown)
+		return h, d.failAt(d.in.Offset()-4, ErrCorrupt, "unknown flag bits %#x", flags&^flagsKnown)
 	}
 	m.OvO = flags&flagOvO != 0
 	m.Multiclass = flags&flagMulti != 0
@@ -412,7 +308,7 @@ func (d *decoder) header() (header, error) {
 	if c > maxClasses {
 		return h, d.fail(ErrCorrupt, "%d classes, more than %d", c, maxClasses)
 	}
-	if m.Classes, err = array(d, uint64(c), 4, decF32, "class labels"); err != nil {
+	if m.Classes, err = array(d, uint64(c), 4, binio.DecF32, "class labels"); err != nil {
 		return h, err
 	}
 	return h, nil
@@ -438,14 +334,13 @@ func (d *decoder) params(m *Model) error {
 	m.Params = make(map[string]string)
 	prev := ""
 	for i := range n {
-		at := d.off
+		at := d.in.Offset()
 		k, err := d.str(maxName, "param key")
 		if err != nil {
 			return err
 		}
 		if i > 0 && k <= prev {
-			d.off = at
-			return d.fail(ErrCorrupt, "param key %q after %q: keys must be strictly ascending", k, prev)
+			return d.failAt(at, ErrCorrupt, "param key %q after %q: keys must be strictly ascending", k, prev)
 		}
 		v, err := d.str(maxValue, "value of param "+k)
 		if err != nil {
@@ -465,8 +360,7 @@ func (d *decoder) weights(m *Model, counts, steps bool) error {
 		return err
 	}
 	if want := m.matrices(); int64(n) != want {
-		d.off -= 4
-		return d.fail(ErrCorrupt, "%d weight matrices, header calls for %d", n, want)
+		return d.failAt(d.in.Offset()-4, ErrCorrupt, "%d weight matrices, header calls for %d", n, want)
 	}
 	dk := uint64(m.D) * uint64(m.K) // < 2^48
 	if !fits(int64(n), int64(dk), maxWeights) {
@@ -481,18 +375,16 @@ func (d *decoder) weights(m *Model, counts, steps bool) error {
 	}
 	mem := memoryBytes(int64(n), m.D, m.K, counts, steps)
 	if mem > MemoryFactor*int64(total)+MemorySlack {
-		d.off -= 4
-		return d.fail(ErrTooLarge, "%d weight matrices of %d×%d would take %d bytes of memory, more than %d times their %d bytes in the file (plus %d)", n, m.D, m.K, mem, MemoryFactor, total, MemorySlack)
+		return d.failAt(d.in.Offset()-4, ErrTooLarge, "%d weight matrices of %d×%d would take %d bytes of memory, more than %d times their %d bytes in the file (plus %d)", n, m.D, m.K, mem, MemoryFactor, total, MemorySlack)
 	}
 	if err := d.need(total+8, "weights"); err != nil { // +8: blob count and checksum
 		return err
 	}
 	if d.limit > 0 && mem > d.limit {
-		d.off -= 4
-		return d.fail(ErrTooLarge, "%d weight matrices of %d×%d would take %d bytes of memory, more than the limit of %d: %w", n, m.D, m.K, mem, d.limit, ErrMemoryLimit)
+		return d.failAt(d.in.Offset()-4, ErrTooLarge, "%d weight matrices of %d×%d would take %d bytes of memory, more than the limit of %d: %w", n, m.D, m.K, mem, d.limit, ErrMemoryLimit)
 	}
 	c := min(int(n), 1024)
-	if d.size >= 0 {
+	if d.sized() {
 		c = int(n) // the bytes are known to be present
 	}
 	m.Weights = make([]*sparsevec.Matrix, 0, c)
@@ -506,7 +398,7 @@ func (d *decoder) weights(m *Model, counts, steps bool) error {
 	if counts {
 		m.Counts = make([][]uint64, 0, c)
 		for i := range int(n) {
-			c, err := array(d, uint64(m.K), 8, decU64, fmt.Sprintf("counts of matrix %d", i))
+			c, err := array(d, uint64(m.K), 8, binio.DecU64, fmt.Sprintf("counts of matrix %d", i))
 			if err != nil {
 				return err
 			}
@@ -515,15 +407,14 @@ func (d *decoder) weights(m *Model, counts, steps bool) error {
 	}
 	if steps {
 		// n >= 1 for a valid header; array returns nil only for n == 0.
-		at := d.off
-		s, err := array(d, uint64(n), 8, decI64, "steps")
+		at := d.in.Offset()
+		s, err := array(d, uint64(n), 8, binio.DecI64, "steps")
 		if err != nil {
 			return err
 		}
 		m.Steps = s
 		if err := m.checkSteps(ErrCorrupt); err != nil {
-			d.off = at
-			return d.wrap(err)
+			return d.wrapAt(at, err)
 		}
 	}
 	return nil
@@ -536,7 +427,7 @@ func (d *decoder) matrix(rows, k, i int) (*sparsevec.Matrix, error) {
 	stride := sparsevec.StrideFor(k)
 	w := &sparsevec.Matrix{D: rows, K: k, Stride: stride}
 	full := rows * stride
-	if d.size >= 0 {
+	if d.sized() {
 		w.Data = make([]float32, full) // the bytes are known to be present
 	}
 	j, f := 0, 0 // next feature row and face to fill
@@ -548,11 +439,11 @@ func (d *decoder) matrix(rows, k, i int) (*sparsevec.Matrix, error) {
 			return nil, err
 		}
 		last := j + (f+c-1)/k // row of the last element of this chunk
-		w.Data = growTo(w.Data, (last+1)*stride, full)
+		w.Data = binio.GrowTo(w.Data, (last+1)*stride, full)
 		for len(b) > 0 {
 			n := min(k-f, len(b)/4)
 			at := j*stride + f
-			decF32(w.Data[at:at+n], b[:4*n])
+			binio.DecF32(w.Data[at:at+n], b[:4*n])
 			b = b[4*n:]
 			if f += n; f == k {
 				j, f = j+1, 0
@@ -597,19 +488,19 @@ func (d *decoder) extra(m *Model) error {
 		if err != nil {
 			return err
 		}
-		if b.F32, err = array(d, l, 4, decF32, "blob "+b.Name+" f32"); err != nil {
+		if b.F32, err = array(d, l, 4, binio.DecF32, "blob "+b.Name+" f32"); err != nil {
 			return err
 		}
 		if l, err = length("u32"); err != nil {
 			return err
 		}
-		if b.U32, err = array(d, l, 4, decU32, "blob "+b.Name+" u32"); err != nil {
+		if b.U32, err = array(d, l, 4, binio.DecU32, "blob "+b.Name+" u32"); err != nil {
 			return err
 		}
 		if l, err = length("i64"); err != nil {
 			return err
 		}
-		if b.I64, err = array(d, l, 8, decI64, "blob "+b.Name+" i64"); err != nil {
+		if b.I64, err = array(d, l, 8, binio.DecI64, "blob "+b.Name+" i64"); err != nil {
 			return err
 		}
 		m.Extra = append(m.Extra, b)

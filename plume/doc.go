@@ -117,12 +117,12 @@
 //     the mean of the inside rows and an outside row drawn with a
 //     math/rand/v2 PCG seeded by Config.Seed (see initWeights), scaled so
 //     scores start of order 1. The paper does not say how it initialises.
-//     We first drew Gaussian weights. Then GA and BFGS often ended with a
-//     dead face: a face that is the argmin for no row, so its gate weight
-//     and gradient vanish. That happened in about 45% of seeds on a 2-D
-//     wedge, even after 1000 iterations. With the bisector start the
-//     wedge is learnt from 40 of 40 seeds by all three M-steps. With
-//     Restarts > 1 the restart with the highest final L is kept.
+//     From Gaussian weights, GA and BFGS often end with a dead face: a
+//     face that is the argmin for no row, so its gate weight and gradient
+//     vanish (about 45% of seeds on a 2-D wedge, even after 1000
+//     iterations). From the bisector start the wedge is learnt from 40 of
+//     40 seeds by all three M-steps. With Restarts > 1 the restart with
+//     the highest final L is kept.
 //   - γ: the paper does not report its value; the default is 1.
 //   - ε: the paper does not report it. The default is 5e-4 nats per
 //     training row; 2.5e-4 to 1e-3 gave the same table within noise.
@@ -138,34 +138,11 @@
 //
 // # Cross-validation
 //
-// 10 × 10-fold stratified cross-validation (cv.Run, Seed 1) with the
-// default Config (K 2, γ 1, ε 5e-4·rows, InnerIter 1, Restarts 1, no
-// Lambda) except MStep and Hard. Accuracy is mean ± std over the
-// repetitions; time is the mean wall time of one fit, two fits running at
-// once on a 2-core machine. The paper's figures are from its Table 1
-// (Python, its own choice of K per row). Reproduce with
+// TestCrossValidation runs 10 × 10-fold stratified cross-validation
+// (cv.Run, Seed 1) of every M-step of PLUME and SPLA1 on Ionosphere and
+// Heart with the default Config and logs accuracy and time per fit;
+// bench/RESULTS.md keeps the figures next to the paper's Table 1. Run it
+// with
 //
 //	go test -run TestCrossValidation -plume.cv -v ./plume/
-//
-//	                       ours                     paper, Table 1
-//	Ionosphere PLUME GA    89.17 ± 1.21  0.015 s    89.86 ± 1.14  1.89 s   K 3
-//	           PLUME Newt. 87.69 ± 1.47  0.036 s    88.92 ± 1.33  5.91 s   K 3
-//	           PLUME BFGS  90.37 ± 1.31  0.015 s    88.10 ± 1.65  0.027 s  K 2
-//	           SPLA1 GA    87.75 ± 1.26  0.005 s    90.78 ± 1.48  0.19 s   K 3
-//	           SPLA1 Newt. 86.89 ± 1.96  0.007 s    88.36 ± 1.24  0.20 s   K 2
-//	           SPLA1 BFGS  90.48 ± 1.44  0.006 s    88.97 ± 1.51  0.09 s   K 2
-//	Heart      PLUME GA    82.81 ± 0.82  0.004 s    83.25 ± 2.19  0.72 s   K 2
-//	           PLUME Newt. 81.89 ± 1.07  0.008 s    84.07 ± 2.32  1.09 s   K 2
-//	           PLUME BFGS  82.07 ± 0.96  0.006 s    83.05 ± 2.13  0.02 s   K 2
-//	           SPLA1 GA    82.70 ± 0.82  0.002 s    83.78 ± 1.50  0.14 s   K 2
-//	           SPLA1 Newt. 80.52 ± 1.31  0.002 s    83.70 ± 1.72  0.04 s   K 2
-//	           SPLA1 BFGS  82.22 ± 1.28  0.002 s    83.63 ± 1.30  0.09 s   K 2
-//
-// Without a penalty, Newton reaches near-zero training error on
-// Ionosphere and is the weakest variant. With Lambda = 1 it cross-
-// validates at 90.00 ± 0.59 (Ionosphere) and 83.07 ± 0.89 (Heart).
-// Heart is close to linear: K = 1, which is logistic regression, gives
-// 82.74 ± 0.47 (BFGS) and 83.48 ± 0.47 (GA). K = 3 helps Ionosphere
-// (BFGS 90.85, SPLA1 BFGS 90.97) and hurts Heart (BFGS 78.96). γ 0.5 and
-// 2 and Restarts 3 were within noise of the defaults.
 package plume

@@ -8,32 +8,20 @@ import (
 	"io"
 	"math"
 	"math/bits"
-	"math/rand/v2"
 	"os"
 
+	"github.com/polyhedral/cpm/internal/rng"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// gamma is the odd constant 2^64/φ that SplitMix64 adds per step.
-const gamma = 0x9e3779b97f4a7c15
-
-// mix64 is the output function of SplitMix64 (Steele, Lea and Flood, "Fast
-// Splittable Pseudorandom Number Generators", OOPSLA 2014): a bijection of
-// uint64 whose output bits each depend on every input bit.
-func mix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
 // bucketOf returns the bucket, in [0, n), of the row with the given
 // ordinal under key: the ordinal-th output of a SplitMix64 generator whose
-// state starts at mix64(key), mapped to [0, n) by the high word of a
-// 64×64-bit product (Lemire), which is uniform up to n/2^64. It is a pure
-// function, so the bucket of a row never depends on block sizes, reading
-// order or the Go release.
+// state starts at rng.SplitMix64Finalizer(key) (rng.SplitMix64At), mapped
+// to [0, n) by the high word of a 64×64-bit product (Lemire), which is
+// uniform up to n/2^64. It is a pure function, so the bucket of a row never
+// depends on block sizes, reading order or the Go release.
 func bucketOf(key, ordinal uint64, n int) int {
-	h := mix64(mix64(key) + (ordinal+1)*gamma)
+	h := rng.SplitMix64At(rng.SplitMix64Finalizer(key), ordinal)
 	hi, _ := bits.Mul64(h, uint64(n))
 	return int(hi)
 }
@@ -42,17 +30,7 @@ func bucketOf(key, ordinal uint64, n int) int {
 // The high bit is set so that derived keys never equal a top-level bucket
 // index.
 func subKey(parent uint64, j int) uint64 {
-	return mix64(parent^0x5bd1e9955bd1e995+uint64(j+1)*gamma) | 1<<63
-}
-
-// shuffle permutes p by Fisher–Yates with r. It is written out (rather than
-// rand.Shuffle) so that the order of a seed never changes with the Go
-// release; the modulo bias is below len(p)/2^64.
-func shuffle(r *rand.PCG, p []int32) {
-	for i := len(p) - 1; i > 0; i-- {
-		j := int(r.Uint64() % uint64(i+1))
-		p[i], p[j] = p[j], p[i]
-	}
+	return rng.SplitMix64At(parent^0x5bd1e9955bd1e995, uint64(j)) | 1<<63
 }
 
 // memBytes is the memory counted for rows rows with nnz nonzeros held as a

@@ -16,7 +16,8 @@
 //     of BlockRows consecutive rows are dealt to the shards round-robin.
 //  2. Write. Bucket k becomes shard k. With Shuffle it is loaded into memory
 //     and permuted by Fisher–Yates with a math/rand/v2 PCG seeded by
-//     (Seed, k); without, it is copied in order.
+//     (Seed, k) (rng.ShuffleMod of internal/rng, one draw per row);
+//     without, it is copied in order.
 //
 // Memory is about one bucket (plus one input block). A bucket that would
 // take more than Config.MaxBucketBytes in memory is scattered again into

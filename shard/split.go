@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/polyhedral/cpm/internal/rng"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -531,7 +532,7 @@ func (s *splitter) shuffleBucket(sw *shardWriter, b *bucket, key uint64, depth i
 	for i := range perm {
 		perm[i] = int32(i)
 	}
-	shuffle(rand.NewPCG(s.cfg.Seed, key), perm)
+	rng.ShuffleMod(rand.NewPCG(s.cfg.Seed, key), perm)
 	for _, r := range perm {
 		if err := sw.write(m.Labels[r], m.Row(int(r))); err != nil {
 			return err
@@ -542,12 +543,12 @@ func (s *splitter) shuffleBucket(sw *shardWriter, b *bucket, key uint64, depth i
 
 // splitBucket scatters b into sub-buckets, each expected to fit in half
 // of MaxBucketBytes, and shuffles them in turn into sw. The j-th row of b
-// goes to sub-bucket bucketOf(mix64(Seed ^ subKey(key, 0)), j, k); rows are
-// assigned independently and uniformly, so shuffling each sub-bucket and
-// concatenating them is a uniform permutation of b.
+// goes to sub-bucket bucketOf(rng.SplitMix64Finalizer(Seed ^ subKey(key,
+// 0)), j, k); rows are assigned independently and uniformly, so shuffling
+// each sub-bucket and concatenating them is a uniform permutation of b.
 func (s *splitter) splitBucket(sw *shardWriter, b *bucket, key uint64, depth int, mem int64) error {
 	k := int(min((mem+s.cfg.MaxBucketBytes-1)/s.cfg.MaxBucketBytes*2, maxSubBuckets))
-	hk := mix64(s.cfg.Seed ^ subKey(key, 0))
+	hk := rng.SplitMix64Finalizer(s.cfg.Seed ^ subKey(key, 0))
 	subs := make([]*bucket, k)
 	for j := range subs {
 		sb, err := newBucket(s.dir, fmt.Sprintf("%s%05d-%d-%d", bucketPrefix, sw.shard, depth+1, j), 64<<10)

@@ -24,4 +24,8 @@
 //
 // None of the kernels allocates. They panic on programmer error (a feature
 // index not below D, a dst shorter than Stride), never on data.
+//
+// Package sparsevec/csrconv converts CSR blocks to and from the *sparse.CSR
+// of github.com/james-bowman/sparse, and measures its scoring against
+// Scores.
 package sparsevec

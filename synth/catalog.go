@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/polyhedral/cpm/internal/rng"
 )
 
 // Split selects the training or the test part of a generated data set.
@@ -141,25 +143,16 @@ const (
 	tagRCV1Test  = 0x72637631747374 // "rcv1tst"
 )
 
-// mix64 is the finaliser of SplitMix64 (Steele, Lea and Flood, "Fast
-// splittable pseudorandom number generators", OOPSLA 2014), a bijection of
-// uint64 that spreads nearby inputs over unrelated outputs.
-func mix64(z uint64) uint64 {
-	z += 0x9e3779b97f4a7c15
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
-}
-
 // seedPCG seeds src for item i (a row, or 0 for a data set's parameters) of
 // the stream tag under the user's seed:
 //
-//	src.Seed(mix64(seed ^ mix64(tag)), mix64(i))
+//	src.Seed(SplitMix64(seed ^ SplitMix64(tag)), SplitMix64(i))
 //
-// Both PCG state words go through mix64 so that consecutive rows start from
+// with SplitMix64 the output of one SplitMix64 step (rng.SplitMix64). Both
+// PCG state words go through it so that consecutive rows start from
 // unrelated states.
 func seedPCG(src *rand.PCG, seed, tag uint64, i int64) {
-	src.Seed(mix64(seed^mix64(tag)), mix64(uint64(i)))
+	src.Seed(rng.SplitMix64(seed^rng.SplitMix64(tag)), rng.SplitMix64(uint64(i)))
 }
 
 // unit32 returns two uniform numbers in [-1, 1) from one draw of src, each

@@ -41,7 +41,7 @@ func addCheckpointFlags(fs *flag.FlagSet) *checkpointFlags {
 // them in o's learner: it loads the initial model and the checkpoint to
 // resume.
 func (c *checkpointFlags) apply(o *trainOptions, stderr io.Writer) error {
-	spec, stream, quiet := &o.spec, o.stream, o.quiet
+	stream, quiet := o.stream, o.quiet
 	if c.init == "" && c.checkpoint == "" && c.resume == "" {
 		return nil
 	}
@@ -52,7 +52,7 @@ func (c *checkpointFlags) apply(o *trainOptions, stderr io.Writer) error {
 		}
 	}
 	flags := strings.Join(used, ", ")
-	if spec.Name != learner.CPM {
+	if o.spec.Name != learner.CPM {
 		return usagef("%s: supported for --learner cpm only, not %s", flags, o.describe)
 	}
 	if len(o.ks) > 1 {
@@ -69,13 +69,13 @@ func (c *checkpointFlags) apply(o *trainOptions, stderr io.Writer) error {
 		if m.Learner != learner.CPM {
 			return fmt.Errorf("--init %s: the model was trained by %s; a warm start needs a cpm model", c.init, m.Learner)
 		}
-		spec.CPM().Init = m
-		if spec.CPM().Lambda == 0 {
-			t := spec.CPM().Iterations
+		o.cpm.Init = m
+		if o.cpm.Lambda == 0 {
+			t := o.cpm.Iterations
 			if t == 0 {
 				t = 10_000_000
 			}
-			cc := spec.CPM().C
+			cc := o.cpm.C
 			if cc == 0 {
 				cc = 1
 			}
@@ -85,15 +85,15 @@ func (c *checkpointFlags) apply(o *trainOptions, stderr io.Writer) error {
 		}
 	}
 	if c.checkpoint != "" {
-		spec.CPM().Checkpoint.Path = c.checkpoint
-		spec.CPM().Checkpoint.Every, spec.CPM().Checkpoint.Interval = c.every.n, c.every.d
+		o.cpm.Checkpoint.Path = c.checkpoint
+		o.cpm.Checkpoint.Every, o.cpm.Checkpoint.Interval = c.every.n, c.every.d
 	}
 	if c.resume != "" {
 		ck, err := sgd.LoadCheckpointLimit(c.resume, c.maxMemory)
 		if err != nil {
 			return fmt.Errorf("--resume: %w", err)
 		}
-		spec.CPM().Checkpoint.Resume = ck
+		o.cpm.Checkpoint.Resume = ck
 		if !quiet {
 			done, total := ck.Progress()
 			fmt.Fprintf(stderr, "resuming from checkpoint %s: %d of %d steps done\n", c.resume, done, total)

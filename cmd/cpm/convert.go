@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/polyhedral/cpm/internal/iocount"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -170,7 +171,7 @@ func (o *convertOptions) openInput(ctx context.Context) (reader.BlockReader, err
 func (o *convertOptions) summary(stderr io.Writer, dst reader.BlockWriter, n convertCounts, took time.Duration) {
 	var size int64
 	if sb, ok := dst.(*stdoutBlocks); ok {
-		size = sb.cw.n
+		size = sb.cw.N()
 	} else if fi, err := os.Stat(o.out); err == nil {
 		size = fi.Size()
 	}
@@ -223,7 +224,7 @@ func (o *oneBlock) Close() error           { return nil }
 // stdoutBlocks is a BlockWriter of LIBSVM text to standard output (or the
 // writer the tests give). Abort cannot take back what was written.
 type stdoutBlocks struct {
-	cw *countWriter
+	cw *iocount.Writer
 	w  *reader.Writer
 }
 
@@ -253,7 +254,7 @@ func (s *stdoutBlocks) Abort() {}
 func convertOutput(ctx context.Context, out string, format reader.Format, source, compression string, batchRows int, stdout io.Writer, lim *inputLimits) (reader.BlockWriter, error) {
 	switch {
 	case out == "-":
-		cw := &countWriter{w: stdout}
+		cw := &iocount.Writer{W: stdout}
 		return &stdoutBlocks{cw: cw, w: reader.NewWriter(cw)}, nil
 	case format == reader.Cache:
 		return reader.CreateCache(out, source, lim.opts(ctx)...)

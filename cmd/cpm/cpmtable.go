@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/polyhedral/cpm/input"
+	"github.com/polyhedral/cpm/internal/summary"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
@@ -349,26 +350,9 @@ func runTableRow(ctx context.Context, row *tableRow, cfg sgd.Config, stream bool
 		errs = append(errs, r.Error)
 		times = append(times, r.TrainSeconds+r.TestSeconds)
 	}
-	row.ErrMean, row.ErrStd = meanStd(errs)
-	row.TimeMean, _ = meanStd(times)
+	row.ErrMean, row.ErrStd = summary.MeanStd(errs)
+	row.TimeMean, _ = summary.MeanStd(times)
 	return nil
-}
-
-// meanStd returns the mean and the sample standard deviation.
-func meanStd(v []float64) (float64, float64) {
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	mean := s / float64(len(v))
-	if len(v) < 2 {
-		return mean, 0
-	}
-	var ss float64
-	for _, x := range v {
-		ss += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(ss / float64(len(v)-1))
 }
 
 // tuneSet runs the section 5.1 grid on a validation split: ValRows rows

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/polyhedral/cpm/internal/iocount"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/synth"
 )
@@ -226,7 +227,7 @@ func (o *genOptions) writeGenerated(ctx context.Context, stderr io.Writer, info 
 	if err != nil {
 		return err
 	}
-	text := &countWriter{w: f}
+	text := &iocount.Writer{W: f}
 	start := time.Now()
 	cfg := synth.StreamConfig{Workers: o.workers}
 	var p *progress
@@ -276,18 +277,6 @@ func genFlags(w io.Writer, name string) genFlagSet {
 	return g
 }
 
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
 // isTerminal reports whether w is a character device, such as a terminal.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
@@ -306,7 +295,7 @@ type progress struct {
 	w           io.Writer
 	total       int64
 	start, last time.Time
-	text        *countWriter
+	text        *iocount.Writer
 	out         *reader.OutputFile
 }
 
@@ -320,11 +309,11 @@ func (p *progress) update(rows int64) {
 	rate := float64(rows) / el
 	eta := time.Duration(float64(p.total-rows) / rate * float64(time.Second)).Round(time.Second)
 	fmt.Fprintf(p.w, "cpm gen: %d/%d rows (%.1f%%), %.0f rows/s, %.0f MB/s of text, %.0f MB written, eta %v\n",
-		rows, p.total, 100*float64(rows)/float64(p.total), rate, float64(p.text.n)/1e6/el, float64(p.out.Written())/1e6, eta)
+		rows, p.total, 100*float64(rows)/float64(p.total), rate, float64(p.text.N())/1e6/el, float64(p.out.Written())/1e6, eta)
 }
 
 func (p *progress) done(path string) {
 	el := time.Since(p.start).Seconds()
 	fmt.Fprintf(p.w, "cpm gen: wrote %d rows to %s in %.1fs: %.0f rows/s, %.1f GB of text (%.0f MB/s), %.1f MB compressed\n",
-		p.total, path, el, float64(p.total)/el, float64(p.text.n)/1e9, float64(p.text.n)/1e6/el, float64(p.out.Written())/1e6)
+		p.total, path, el, float64(p.total)/el, float64(p.text.N())/1e9, float64(p.text.N())/1e6/el, float64(p.out.Written())/1e6)
 }
