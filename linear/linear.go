@@ -17,6 +17,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 
+	"github.com/polyhedral/cpm/internal/rng"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -165,18 +166,8 @@ func NewEpochOrder(n int, seed, stream uint64) *EpochOrder {
 // Next reshuffles and returns the order of the next epoch. The slice is
 // the order's own and changes at the next call.
 func (o *EpochOrder) Next() []int32 {
-	shuffle(o.rng, o.perm)
+	rng.ShuffleMod(o.rng, o.perm)
 	return o.perm
-}
-
-// shuffle permutes p by Fisher–Yates, drawing j uniform in [0, i] as
-// r.Uint64() % (i+1). It is written out (rather than rand.Shuffle) so the
-// row order of a seed never changes with the Go release.
-func shuffle(r *rand.PCG, p []int32) {
-	for i := len(p) - 1; i > 0; i-- {
-		j := int(r.Uint64() % uint64(i+1))
-		p[i], p[j] = p[j], p[i]
-	}
 }
 
 // Classes returns the label map of data: for two labels [positive, other]

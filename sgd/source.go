@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/polyhedral/cpm/internal/rng"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -22,20 +23,9 @@ type source interface {
 	Epoch() float64
 }
 
-// randIndex returns a uniform index in [0, n) from r. It is written out
-// (rather than rand.Shuffle) so the row order of a seed never changes with
-// the Go release.
-func randIndex(r *rand.PCG, n int) int {
-	return int(r.Uint64() % uint64(n))
-}
-
-// shuffle permutes p by Fisher–Yates.
-func shuffle(r *rand.PCG, p []int32) {
-	for i := len(p) - 1; i > 0; i-- {
-		j := randIndex(r, i+1)
-		p[i], p[j] = p[j], p[i]
-	}
-}
+// randIndex returns an index in [0, n) from one draw of r (rng.IndexMod),
+// so that the row order of a seed never changes with the Go release.
+func randIndex(r *rand.PCG, n int) int { return int(rng.IndexMod(r, uint64(n))) }
 
 // memorySource draws rows of an in-memory CSR. The first epoch visits
 // rows in the order given; every later epoch repeats it, or, with
@@ -81,7 +71,7 @@ func permutation(n int, seed, stream uint64) []int32 {
 	for i := range p {
 		p[i] = int32(i)
 	}
-	shuffle(rand.NewPCG(seed, stream), p)
+	rng.ShuffleMod(rand.NewPCG(seed, stream), p)
 	return p
 }
 
@@ -94,7 +84,7 @@ func (s *memorySource) Next() (sparsevec.Vector, float32, int, error) {
 		s.pos = 0
 		s.epoch++
 		if s.reshuffle {
-			shuffle(s.rng, s.perm)
+			rng.ShuffleMod(s.rng, s.perm)
 		}
 	}
 	id := int(s.perm[s.pos])

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/polyhedral/cpm/internal/rng"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -71,7 +72,7 @@ type outcome struct {
 // mix derives the PCG stream of task i, so that every polytope's row order
 // depends only on the seed and its position in the model, never on
 // scheduling.
-func mix(i int) uint64 { return 0x9e3779b97f4a7c15 * uint64(i+1) }
+func mix(i int) uint64 { return rng.Gamma * uint64(i+1) }
 
 // shuffleStream is the PCG stream of the one physical shuffle of in-memory
 // data that precedes training.
