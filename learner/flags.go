@@ -82,17 +82,35 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 		if d.Note != "" {
 			text += "; " + d.Note
 		}
-		fs.Var(v, name, text)
-		if v.isZero() {
-			// flag.PrintDefaults omits a default equal to the zero value
-			// of the flag's type, which for flagValue prints as "false".
-			fs.Lookup(name).DefValue = (&flagValue{}).String()
-		}
+		v.define(fs, name, text)
 		for _, a := range d.Aliases {
-			fs.Var(v, a, "same as --"+name)
+			v.define(fs, a, "same as --"+name)
 		}
 	}
 	return f
+}
+
+// define defines v on fs as name. Scalars are defined through the flag
+// package's own typed flags on v's fields, so that -h names their type
+// (-C float, -epochs int) as for any other flag.
+func (v *flagValue) define(fs *flag.FlagSet, name, text string) {
+	switch v.kind {
+	case boolFlag:
+		fs.BoolVar(&v.b, name, v.b, text)
+	case intFlag, int64Flag:
+		fs.Int64Var(&v.i, name, v.i, text)
+	case floatFlag:
+		fs.Float64Var(&v.f, name, v.f, text)
+	case stringFlag:
+		fs.StringVar(&v.s, name, v.s, text)
+	default:
+		fs.Var(v, name, text)
+		if v.isZero() {
+			// flag.PrintDefaults omits a default equal to the String of a
+			// new flagValue, which prints as "false".
+			fs.Lookup(name).DefValue = (&flagValue{}).String()
+		}
+	}
 }
 
 // addUsage appends learner to the entry of usage u, or adds the entry.

@@ -113,10 +113,11 @@ for l in cpm perceptron kperceptron polyceptron-online polyceptron-batch plume s
 done
 "$cpm" cv --learner plume -k 2 -r 2 -f 3 --seed 1 --scale01 "$u/breast-cancer.libsvm" | grep -v -i 'time\|seconds' >"$o/cv-plume-scale01.txt"
 if [[ ${GOLDEN_FULL:-} == 1 ]]; then
-	"$cpm" bench seeds --data "$u" | grep -v '^wall time' >"$o/bench-seeds.txt"
+	"$cpm" bench seeds -q --data "$u" --json "$o/bench-seeds.json" >/dev/null
 fi
 
-# JSON outputs carry wall times; keep only the lines without them.
+# JSON outputs carry wall times and time per fit; keep only the lines
+# without them.
 for f in "$o"/*.json; do
 	grep -v -i 'seconds\|"wall\|"elapsed\|"time"\|"started\|"finished\|"duration' "$f" >"$f.stable" || true
 	mv "$f.stable" "$f"
@@ -133,7 +134,7 @@ print) cat "$w/sums" ;;
 	want=scripts/golden.sha256
 	if [[ ${GOLDEN_FULL:-} != 1 ]]; then
 		want=$w/want
-		grep -v 'bench-seeds.txt$' scripts/golden.sha256 >"$want"
+		grep -v 'bench-seeds.json$' scripts/golden.sha256 >"$want"
 	fi
 	if diff -u "$want" "$w/sums"; then
 		echo >&3 "golden.sh: $(wc -l <"$w/sums") outputs byte-identical to scripts/golden.sha256"
