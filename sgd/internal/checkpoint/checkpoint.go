@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/polyhedral/cpm/assign"
+	"github.com/polyhedral/cpm/internal/binio"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -383,7 +384,7 @@ func (f *File) AppendTo(b []byte) []byte {
 // allocates at most about the size of data. The result keeps references
 // into data; do not modify data afterwards.
 func Decode(data []byte, name string) (*File, error) {
-	d := &ckDecoder{b: data, name: name}
+	d := &ckDecoder{in: binio.NewBytes(data), name: name}
 	switch {
 	case len(data) == 0:
 		return nil, d.failKind(ErrCorrupt, "empty file")
@@ -393,55 +394,53 @@ func Decode(data []byte, name string) (*File, error) {
 	case len(data) < len(Magic)+8:
 		return nil, d.failKind(ErrCorrupt, "truncated: %d bytes", len(data))
 	}
-	d.off = len(Magic)
+	d.take(uint64(len(Magic)), "magic")
 	version := d.u32("version")
 	if version != 1 && version != Version {
-		d.off -= 4
-		return nil, d.failKind(ErrVersion, "file has format version %d, this build reads versions 1 and %d", version, Version)
+		return nil, d.failKindAt(d.pos()-4, ErrVersion, "file has format version %d, this build reads versions 1 and %d", version, Version)
 	}
 	body := data[:len(data)-4]
 	if got, want := binary.LittleEndian.Uint32(data[len(body):]), crc32.Checksum(body, castagnoli); got != want {
-		d.off = len(body)
-		return nil, d.failKind(ErrCorrupt, "checksum mismatch: stored CRC-32C %#08x, contents give %#08x (file is damaged or truncated)", got, want)
+		return nil, d.failKindAt(len(body), ErrCorrupt, "checksum mismatch: stored CRC-32C %#08x, contents give %#08x (file is damaged or truncated)", got, want)
 	}
-	d.b = body
+	at := d.pos()
+	d.in, d.base = binio.NewBytes(body[at:]), at
 	c := &File{}
 	c.Fingerprint = d.fingerprint(version)
 	if d.err != nil {
 		return nil, d.err
 	}
 	// Each task takes at least one byte.
-	if uint64(c.Fingerprint.Tasks) > uint64(len(d.b)-d.off) {
-		return nil, d.fail("%d tasks in %d bytes", c.Fingerprint.Tasks, len(d.b)-d.off)
+	if uint64(c.Fingerprint.Tasks) > uint64(d.left()) {
+		return nil, d.fail("%d tasks in %d bytes", c.Fingerprint.Tasks, d.left())
 	}
 	c.Tasks = make([]*Task, c.Fingerprint.Tasks)
 	c.Raw = make([][]byte, c.Fingerprint.Tasks)
 	for i := range c.Tasks {
-		switch d.u8("task state") {
+		switch state := d.u8("task state"); state {
 		case 0:
 			continue
 		case 1:
 		default:
 			if d.err == nil {
-				d.off--
-				return nil, d.fail("task %d: state byte %d, want 0 or 1", i, d.b[d.off])
+				return nil, d.failAt(d.pos()-1, "task %d: state byte %d, want 0 or 1", i, state)
 			}
 		}
 		n := d.u64("snapshot length")
-		start := d.off
+		start := d.pos()
 		sec := d.take(n, "snapshot")
 		if d.err != nil {
 			return nil, d.err
 		}
-		sd := &ckDecoder{b: sec, name: name, base: start}
+		sd := &ckDecoder{in: binio.NewBytes(sec), name: name, base: start}
 		st := sd.taskState(c.Fingerprint, i)
 		if sd.err != nil {
 			return nil, sd.err
 		}
 		c.Tasks[i], c.Raw[i] = st, sec[:len(sec):len(sec)]
 	}
-	if d.err == nil && d.off != len(d.b) {
-		return nil, d.fail("%d trailing bytes after the last task", len(d.b)-d.off)
+	if d.err == nil && d.left() != 0 {
+		return nil, d.fail("%d trailing bytes after the last task", d.left())
 	}
 	if d.err != nil {
 		return nil, d.err
@@ -466,20 +465,38 @@ func AppendFile(b, head []byte, secs [][]byte) []byte {
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
 }
 
-// ckDecoder reads little-endian fields from b with a sticky error.
+// ckDecoder reads little-endian fields through a bounded binio decoder
+// with a sticky error that names the file and the offset at fault.
 type ckDecoder struct {
-	b    []byte
-	off  int
-	base int // offset of b in the file, for messages
+	in   *binio.Decoder
+	base int // offset in the file of in's first byte, for messages
 	name string
 	err  error
 }
 
-func (d *ckDecoder) failKind(kind error, format string, args ...any) error {
+// pos returns the offset in the file of the next byte.
+func (d *ckDecoder) pos() int { return d.base + int(d.in.Offset()) }
+
+// left returns the number of bytes that remain.
+func (d *ckDecoder) left() int {
+	n, _ := d.in.Remaining()
+	return int(n)
+}
+
+// failKindAt sets the sticky error, of class kind, at file offset at.
+func (d *ckDecoder) failKindAt(at int, kind error, format string, args ...any) error {
 	if d.err == nil {
-		d.err = &Error{Name: d.name, Offset: int64(d.base + d.off), Err: fmt.Errorf("%w: "+format, append([]any{kind}, args...)...)}
+		d.err = &Error{Name: d.name, Offset: int64(at), Err: fmt.Errorf("%w: "+format, append([]any{kind}, args...)...)}
 	}
 	return d.err
+}
+
+func (d *ckDecoder) failKind(kind error, format string, args ...any) error {
+	return d.failKindAt(d.pos(), kind, format, args...)
+}
+
+func (d *ckDecoder) failAt(at int, format string, args ...any) error {
+	return d.failKindAt(at, ErrCorrupt, format, args...)
 }
 
 func (d *ckDecoder) fail(format string, args ...any) error {
@@ -491,12 +508,15 @@ func (d *ckDecoder) take(n uint64, what string) []byte {
 	if d.err != nil {
 		return nil
 	}
-	if left := uint64(len(d.b) - d.off); n > left {
-		d.fail("%s: need %d bytes, only %d remain", what, n, left)
+	if err := d.in.Need(n); err != nil {
+		d.fail("%s: need %d bytes, only %d remain", what, n, d.left())
 		return nil
 	}
-	b := d.b[d.off : d.off+int(n)]
-	d.off += int(n)
+	b, err := d.in.Next(int(n))
+	if err != nil {
+		d.fail("%s: %v", what, err)
+		return nil
+	}
 	return b
 }
 
@@ -527,8 +547,8 @@ func (d *ckDecoder) f64(what string) float64 { return math.Float64frombits(d.u64
 // bytes fit in what remains.
 func (d *ckDecoder) count(size uint64, what string) uint64 {
 	n := d.u64(what)
-	if d.err == nil && n > uint64(len(d.b)-d.off)/size {
-		d.fail("%s = %d: needs %d bytes per element, only %d bytes remain", what, n, size, len(d.b)-d.off)
+	if d.err == nil && n > uint64(d.left())/size {
+		d.fail("%s = %d: needs %d bytes per element, only %d bytes remain", what, n, size, d.left())
 		return 0
 	}
 	return n
@@ -560,7 +580,7 @@ func (d *ckDecoder) fingerprint(version uint32) *Fingerprint {
 	if d.err != nil {
 		return f
 	}
-	if uint64(c) > uint64(len(d.b)-d.off)/4 || c > 1<<16 {
+	if uint64(c) > uint64(d.left())/4 || c > 1<<16 {
 		d.fail("%d classes", c)
 		return f
 	}
@@ -632,8 +652,8 @@ func (d *ckDecoder) taskState(f *Fingerprint, i int) *Task {
 		d.fail("task %d: D = %d, want 1 to %d", i, dim, ckMaxD)
 	}
 	stride := uint64(sparsevec.StrideFor(int(k)))
-	if d.err == nil && dim > uint64(len(d.b)-d.off)/(4*stride) {
-		d.fail("task %d: %d×%d weights need %d bytes, only %d remain", i, dim, stride, 4*dim*stride, len(d.b)-d.off)
+	if d.err == nil && dim > uint64(d.left())/(4*stride) {
+		d.fail("task %d: %d×%d weights need %d bytes, only %d remain", i, dim, stride, 4*dim*stride, d.left())
 	}
 	if d.err != nil {
 		return nil
@@ -650,8 +670,7 @@ func (d *ckDecoder) taskState(f *Fingerprint, i int) *Task {
 		case d.err != nil:
 			return nil
 		case has > 1 || (has == 1) != (f.Flags&FlagEarly != 0):
-			d.off--
-			d.fail("task %d: early stopping flag %d with early stopping %v", i, has, f.Flags&FlagEarly != 0)
+			d.failAt(d.pos()-1, "task %d: early stopping flag %d with early stopping %v", i, has, f.Flags&FlagEarly != 0)
 			return nil
 		case has == 1:
 			if st.Early = d.stop(f, st, i); st.Early == nil {
@@ -659,8 +678,8 @@ func (d *ckDecoder) taskState(f *Fingerprint, i int) *Task {
 			}
 		}
 	}
-	if d.err == nil && d.off != len(d.b) {
-		d.fail("task %d: %d trailing bytes in the snapshot", i, len(d.b)-d.off)
+	if d.err == nil && d.left() != 0 {
+		d.fail("task %d: %d trailing bytes in the snapshot", i, d.left())
 		return nil
 	}
 	return st
@@ -686,20 +705,18 @@ func (d *ckDecoder) stats(st *Task, i int) {
 // whether it fits the run.
 func (d *ckDecoder) assigner(f *Fingerprint, st *Task, i int) bool {
 	n := d.count(1, "ASSIGN state length")
-	at := d.off
+	at := d.pos()
 	ab := d.take(n, "ASSIGN state")
 	if d.err != nil {
 		return false
 	}
 	st.Asg = new(assign.Assigner)
 	if err := st.Asg.UnmarshalBinary(ab); err != nil {
-		d.off = at
-		d.fail("task %d: %v", i, err)
+		d.failAt(at, "task %d: %v", i, err)
 		return false
 	}
 	if len(st.Asg.Counts()) != int(f.K) || math.Float64bits(st.Asg.Target()) != math.Float64bits(f.Entropy) {
-		d.off = at
-		d.fail("task %d: ASSIGN state for K = %d, h = %v; the run has K = %d, h = %v", i, len(st.Asg.Counts()), st.Asg.Target(), f.K, f.Entropy)
+		d.failAt(at, "task %d: ASSIGN state for K = %d, h = %v; the run has K = %d, h = %v", i, len(st.Asg.Counts()), st.Asg.Target(), f.K, f.Entropy)
 		return false
 	}
 	return true
@@ -725,22 +742,21 @@ func (d *ckDecoder) source(f *Fingerprint, st *Task, i int) bool {
 		d.fail("task %d: epoch %d, position %d of %d rows after %d steps (one row a step)", i, src.Epoch, src.Pos, src.N, st.Done)
 	case hasPerm > 1 || (hasPerm == 1) != (f.Flags&FlagReshuffle != 0):
 		d.fail("task %d: permutation flag %d with reshuffle %v", i, hasPerm, f.Flags&FlagReshuffle != 0)
-	case hasPerm == 1 && uint64(src.N) > uint64(len(d.b)-d.off)/4:
-		d.fail("task %d: permutation of %d rows needs %d bytes, only %d remain", i, src.N, 4*src.N, len(d.b)-d.off)
+	case hasPerm == 1 && uint64(src.N) > uint64(d.left())/4:
+		d.fail("task %d: permutation of %d rows needs %d bytes, only %d remain", i, src.N, 4*src.N, d.left())
 	}
 	if d.err != nil {
 		return false
 	}
 	if hasPerm == 1 {
-		at := d.off
+		at := d.pos()
 		raw := d.take(uint64(4*src.N), "permutation")
 		src.Perm = make([]int32, src.N)
 		seen := make([]bool, src.N)
 		for j := range src.Perm {
 			v := binary.LittleEndian.Uint32(raw[4*j:])
 			if int64(v) >= src.N || seen[v] {
-				d.off = at + 4*j
-				d.fail("task %d: permutation entry %d = %d is out of range or repeated", i, j, v)
+				d.failAt(at+4*j, "task %d: permutation entry %d = %d is out of range or repeated", i, j, v)
 				return false
 			}
 			seen[v] = true
@@ -752,8 +768,7 @@ func (d *ckDecoder) source(f *Fingerprint, st *Task, i int) bool {
 		return false
 	}
 	if err := new(rand.PCG).UnmarshalBinary(rb); err != nil {
-		d.off -= PCGSize
-		d.fail("task %d: PCG state: %v", i, err)
+		d.failAt(d.pos()-PCGSize, "task %d: PCG state: %v", i, err)
 		return false
 	}
 	copy(src.RNG[:], rb)
@@ -771,8 +786,7 @@ func (d *ckDecoder) weights(dim, k, stride, i int, what string) *sparsevec.Matri
 		w.Data[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
 	}
 	if j, ok := nonFinite(w); !ok {
-		d.off -= len(raw) - 4*j
-		d.fail("task %d: %s of feature %d, face %d is %v, want a finite value", i, what, j/w.Stride, j%w.Stride, w.Data[j])
+		d.failAt(d.pos()-len(raw)+4*j, "task %d: %s of feature %d, face %d is %v, want a finite value", i, what, j/w.Stride, j%w.Stride, w.Data[j])
 		return nil
 	}
 	return w
@@ -857,8 +871,8 @@ func (d *ckDecoder) stop(f *Fingerprint, st *Task, i int) *Stop {
 		d.fail("task %d: best lazy scale %v, want in (0, 1]", i, es.Scale)
 	case dim < 1 || dim > uint64(st.W.D):
 		d.fail("task %d: best weights have D = %d, the snapshot %d", i, dim, st.W.D)
-	case dim > uint64(len(d.b)-d.off)/(4*stride):
-		d.fail("task %d: %d×%d best weights need %d bytes, only %d remain", i, dim, stride, 4*dim*stride, len(d.b)-d.off)
+	case dim > uint64(d.left())/(4*stride):
+		d.fail("task %d: %d×%d best weights need %d bytes, only %d remain", i, dim, stride, 4*dim*stride, d.left())
 	}
 	if d.err != nil {
 		return nil
