@@ -127,7 +127,7 @@ func (o *trainOptions) report(stderr io.Writer, m *model.Model, rep *learner.Rep
 			o.describe, rep.Epochs, rep.LogLik[len(rep.LogLik)-1], rep.Converged, rep.Seconds)
 	default:
 		fmt.Fprintf(stderr, "trained %s: %d passes/iterations, %d updates, converged %v", o.describe, rep.Epochs, rep.Mistakes, rep.Converged)
-		if o.spec.Name == learner.KernelPerceptron {
+		if rep.Hyperplanes == 0 { // a kernel machine: its model is support rows
 			fmt.Fprintf(stderr, ", %d support rows", rep.Support)
 		}
 		fmt.Fprintf(stderr, " in %.3fs\n", rep.Seconds)
