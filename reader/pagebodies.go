@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/golang/snappy"
 	"github.com/klauspost/compress/zstd"
 )

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 )
 
 // arrow/go v15's Parquet page reader (serializedPageReader.Next) trusts
