@@ -154,7 +154,7 @@ func CreateBlocks(path string, opts ...WriteOption) (BlockWriter, error) {
 		props := parquet.NewWriterProperties(
 			parquet.WithCompression(pqCodec),
 			parquet.WithMaxRowGroupLength(int64(o.batchRows)),
-			// Version 1 data pages make arrow/go v15 grow its level
+			// Version 1 data pages make arrow-go grow its level
 			// buffers 64 bytes at a time (a buffer offset defeats the
 			// doubling in PooledBufferWriter.Reserve): writing MNIST
 			// train took 64 s. Version 2 pages, which every current

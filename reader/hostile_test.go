@@ -13,10 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/golang/snappy"
 	"github.com/klauspost/compress/zstd"
 
@@ -241,35 +238,6 @@ func TestParquetDictionaryIndexBomb(t *testing.T) {
 	checkBomb(t, "parquet-dict-index-2e31", "page header at byte 362")
 }
 
-// checkedPages refuses a data page whose dictionary indices reach past the
-// dictionary, and accepts one whose indices are all inside it.
-func TestCheckedPagesDictionaryIndices(t *testing.T) {
-	dict := file.NewDictionaryPage(memory.NewBufferBytes(make([]byte, 12)), 3, parquet.Encodings.Plain)
-	page := func(data ...byte) file.Page {
-		return file.NewDataPageV2(memory.NewBufferBytes(data), 4, 0, 4, parquet.Encodings.RLEDict, 0, 0, int32(len(data)), false)
-	}
-	for _, tc := range []struct {
-		name string
-		page file.Page
-		want string
-	}{
-		{"inside", page(2, 4<<1, 2), ""},                           // width 2, an RLE run of 4 times index 2
-		{"one past", page(2, 4<<1, 3), "out of range"},             // index 3 of a 3-entry dictionary
-		{"2^31", page(32, 4<<1, 0, 0, 0, 0x80), "out of range"},    // width 32, index 2^31
-		{"width", page(33, 4<<1, 0), "bad dictionary index width"}, // wider than 32 bits
-		{"short", page(2, 3<<1, 2), "run short"},                   // 3 indices for 4 values
-	} {
-		p := &checkedPages{}
-		if err := p.check(dict); err != nil {
-			t.Fatal(err)
-		}
-		err := p.check(tc.page)
-		if !errSays(err, tc.want) {
-			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
-		}
-	}
-}
-
 // checkBomb reads the FuzzColumnar corpus file name and checks that it is
 // refused with ErrCorrupt and an error containing want, having allocated
 // at most 32 MiB.
@@ -299,7 +267,7 @@ func checkBombFile(t *testing.T, path, want string) {
 // content size far above the buffer's uncompressed length is refused
 // before arrow's streaming zstd decoder allocates that window: measured
 // without the check, a 500 MB content size made it allocate 477 MiB and a
-// 2^28-byte window 256 MiB, outside the cappedAllocator.
+// 2^28-byte window 256 MiB.
 func TestArrowZstdWindowBomb(t *testing.T) {
 	defer func(n int64) { allocFloor = n }(allocFloor)
 	allocFloor = 16 << 20

@@ -8,13 +8,14 @@ import (
 
 // An Arrow IPC record batch with compressed buffers stores each buffer as
 // an int64 uncompressed length followed by one LZ4 frame or zstd frames.
-// The Arrow library resizes its buffer to that length, through the
-// cappedAllocator, and then reads it from klauspost/compress's streaming
-// zstd decoder, which allocates each frame's declared window before it
-// decodes a byte: a 100-byte buffer declaring a 500 MB frame makes it
-// allocate about 500 MB outside the allocator's bound. checkIPCBody reads
-// the zstd frame headers before the library decodes them. LZ4 frames need
-// no check: their blocks are at most 4 MiB.
+// The Arrow library resizes its buffer to that length and then reads it
+// from klauspost/compress's streaming zstd decoder, which allocates each
+// frame's declared window before it decodes a byte: a 100-byte buffer
+// declaring a 500 MB frame makes it allocate about 500 MB. checkIPCBody reads
+// the zstd frame headers before the library decodes them; arrow-go v18
+// needs it (TestArrowZstdWindowBomb allocates 256 MiB without it, and
+// TestCheckIPCBody's buffers outside the body). LZ4 frames need no check:
+// their blocks are at most 4 MiB.
 
 // ipcBlock is a message of an Arrow IPC file as its footer lists it: the
 // metadata (with its length prefix) at off, then the body.

@@ -18,7 +18,12 @@ import (
 // frame's header, and a zstd frame without one decodes as far as its
 // blocks go, 128 KiB from a 4-byte RLE block. A page of a few kilobytes
 // can so make it allocate gigabytes. checkPageBody reads the codec's own
-// size fields before the library decodes the page. Gzip and Brotli decode
+// size fields before the library decodes the page. The inputs that need it
+// are those of TestCheckPageBodies: a snappy body claiming more than its
+// page's uncompressed size, a zstd frame whose content size exceeds it,
+// and zstd RLE blocks decoding past the file's limit; arrow-go v18's
+// snappy and zstd codecs (snappy.Decode, zstd DecodeAll without a memory
+// limit) allocate what those headers claim. Gzip and Brotli decode
 // into the page buffer and stop at its end, so they need no check.
 
 // maxZstdBlock is the largest output of one compressed zstd block

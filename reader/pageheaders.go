@@ -8,26 +8,14 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 )
 
-// arrow/go v15's Parquet page reader (serializedPageReader.Next) trusts
-// the page headers of a column chunk in three ways that a corrupt file
-// turns into unbounded memory, all found by FuzzColumnar:
-//
-//   - it grows a bytes.Buffer to a page's compressed_page_size before it
-//     reads the page, outside any allocator: a 3.4 KB file whose page
-//     header claims 1.9 GB made it allocate and clear 1.9 GB;
-//   - it allocates uncompressed_page_size bytes for every page, pages of
-//     unknown type included, and frees them only when Next returns, which
-//     it does at the first data or dictionary page;
-//   - at the end of the chunk its buffered reader's Peek returns stale
-//     bytes of its buffer rather than a short view, so a header cut by the
-//     chunk's end, or a chunk whose pages hold fewer values than its
-//     metadata says, makes it parse old bytes as headers of unknown type
-//     and loop on them, allocating each time (a 2.9 KB file held 4 GB).
-//
-// checkPages therefore walks the page headers of a column chunk itself,
-// before the library does, and refuses the chunk unless the library's walk
-// ends inside it, at a page that completes the chunk's values, with every
-// allocation bounded.
+// checkPages walks the page headers of a column chunk before the library
+// does, to find each compressed page body for checkPageBody: the page
+// reader hands a page to its codec, which allocates what the codec's own
+// header claims (see pagebodies.go). The walk refuses the chunk unless it
+// ends inside it, at a page that completes the chunk's values; with
+// arrow-go v18 those refusals are also the library's (its page reader
+// checks page sizes against ReaderProperties' limits and fails on a cut
+// header), so checkPages is needed only as the carrier of checkPageBody.
 //
 // The headers are Thrift structs in the compact protocol (Apache Thrift,
 // "Thrift Compact protocol encoding", THRIFT-110); of PageHeader
