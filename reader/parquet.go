@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
+	"github.com/polyhedral/cpm/reader/internal/colguard"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -60,7 +61,7 @@ func openParquetBlocks(path string, opt options) (br BlockReader, err error) {
 	// The Arrow schema comes from the Parquet schema alone. The copy of
 	// the writer's Arrow schema in the key-value metadata (ARROW:schema)
 	// is ignored: pqarrow would decode it with the Arrow IPC reader,
-	// unguarded (see checkFooter), and it can only tell list from
+	// unguarded (see colguard.CheckFooter), and it can only tell list from
 	// large_list, which makes no difference to Parquet's levels.
 	as, err := pqarrow.FromParquet(md.Schema, &pqarrow.ArrowReadProperties{}, nil)
 	if err != nil {
@@ -130,10 +131,10 @@ type parquetBlocks struct {
 	mu    sync.Mutex // serialises Next and Close
 	pf    *file.Reader
 	limit int         // readLimit of the file
-	fh    io.ReaderAt // the file pf reads, for checkPages
+	fh    io.ReaderAt // the file pf reads, for colguard.CheckPages
 	size  int64
 	// oldWriter: the file's writer is a parquet-mr before 1.2.9, whose
-	// column chunks the library reads with padding (see chunkStream).
+	// column chunks the library reads with padding (see colguard.ChunkStream).
 	oldWriter bool
 
 	labelCol, idxCol, valCol int
@@ -385,9 +386,9 @@ func (b *parquetBlocks) openRowGroup(i int) (*rowGroupCursor, error) {
 		if md.HasDictionaryPage() && md.DictionaryPageOffset() > 0 && start > md.DictionaryPageOffset() {
 			start = md.DictionaryPageOffset()
 		}
-		start, end, err := chunkStream(b.size, start, md.TotalCompressedSize(), b.oldWriter)
+		start, end, err := colguard.ChunkStream(b.size, start, md.TotalCompressedSize(), b.oldWriter)
 		if err == nil {
-			err = checkPages(b.fh, start, end, md.NumValues(), md.Compression(), b.limit)
+			err = colguard.CheckPages(b.fh, start, end, md.NumValues(), md.Compression(), b.limit)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("column %d: %w", j, err)

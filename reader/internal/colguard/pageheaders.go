@@ -1,4 +1,4 @@
-package reader
+package colguard
 
 import (
 	"errors"
@@ -8,14 +8,14 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 )
 
-// checkPages walks the page headers of a column chunk before the library
-// does, to find each compressed page body for checkPageBody: the page
+// CheckPages walks the page headers of a column chunk before the library
+// does, to find each compressed page body for CheckPageBody: the page
 // reader hands a page to its codec, which allocates what the codec's own
 // header claims (see pagebodies.go). The walk refuses the chunk unless it
 // ends inside it, at a page that completes the chunk's values; with
 // arrow-go v18 those refusals are also the library's (its page reader
 // checks page sizes against ReaderProperties' limits and fails on a cut
-// header), so checkPages is needed only as the carrier of checkPageBody.
+// header), so CheckPages is needed only as the carrier of CheckPageBody.
 //
 // The headers are Thrift structs in the compact protocol (Apache Thrift,
 // "Thrift Compact protocol encoding", THRIFT-110); of PageHeader
@@ -31,7 +31,7 @@ const maxPageHeader = 16 << 20
 // errHeaderShort means the buffer ended inside a header: read more.
 var errHeaderShort = errors.New("page header runs past the bytes read")
 
-// pageHeader is what checkPages needs of a PageHeader.
+// pageHeader is what CheckPages needs of a PageHeader.
 type pageHeader struct {
 	len          int   // bytes of the header
 	typ          int32 // 0 data page, 2 dictionary page, 3 data page v2
@@ -82,13 +82,13 @@ func (h pageHeader) body() int64 {
 	return 0
 }
 
-// chunkStream returns the bytes [start, end) of a file of size bytes that
+// ChunkStream returns the bytes [start, end) of a file of size bytes that
 // the library reads as the column chunk of n bytes at off, as
 // RowGroupReader.GetColumnPageReader works them out: for files of old
 // parquet-mr writers (oldWriter) it adds up to 100 bytes of padding
 // (PARQUET-816). A chunk that does not lie inside the file is an error:
 // the library would allocate its claimed size before reading it.
-func chunkStream(size, off, n int64, oldWriter bool) (start, end int64, err error) {
+func ChunkStream(size, off, n int64, oldWriter bool) (start, end int64, err error) {
 	if off < 0 || n < 0 || off > size || n > size-off {
 		return 0, 0, fmt.Errorf("column chunk of %d bytes at byte %d does not fit in the file's %d bytes", n, off, size)
 	}
@@ -99,7 +99,7 @@ func chunkStream(size, off, n int64, oldWriter bool) (start, end int64, err erro
 	return off, end, nil
 }
 
-// checkPages walks the page headers of the column chunk read as the bytes
+// CheckPages walks the page headers of the column chunk read as the bytes
 // [off, end) of r, holding values values, as the library's page reader
 // will: while fewer values than the chunk holds have been seen, it reads
 // a header; data and dictionary pages are followed by their body, data
@@ -113,14 +113,14 @@ func chunkStream(size, off, n int64, oldWriter bool) (start, end int64, err erro
 //     it, needing more than limit bytes uncompressed: the library holds
 //     them all at once;
 //   - a compressed page whose codec would allocate more than the page
-//     holds (checkPageBody);
+//     holds (CheckPageBody);
 //   - a chunk that ends before its pages have given values values.
 //
 // A negative size or count ends the walk: the library stops there with an
 // error before it allocates.
-func checkPages(r io.ReaderAt, off, end, values int64, codec compress.Compression, limit int) error {
+func CheckPages(r io.ReaderAt, off, end, values int64, codec compress.Compression, limit int) error {
 	buf := make([]byte, 4<<10)
-	w := &windowReader{r: r}
+	w := &WindowReader{r: r}
 	seen := int64(0)
 	held, runFrom := int64(0), off // allocated since the last page the library returns
 	pos := off
@@ -157,7 +157,7 @@ func checkPages(r io.ReaderAt, off, end, values int64, codec compress.Compressio
 			if h.typ == 3 {
 				lev = h.v2Levels
 			}
-			if err := checkPageBody(w, pos+int64(h.len)+lev, int64(h.comp)-lev, codec, h.uncomp, limit); err != nil {
+			if err := CheckPageBody(w, pos+int64(h.len)+lev, int64(h.comp)-lev, codec, h.uncomp, limit); err != nil {
 				return fmt.Errorf("page at byte %d: %w", pos, err)
 			}
 		}
