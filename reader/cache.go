@@ -270,9 +270,8 @@ func CreateCache(path, source string, opts ...Option) (*CacheWriter, error) {
 	if ext := outputCompression(path); ext != "" {
 		return nil, fmt.Errorf("%s: a cache file is not compressed (%s); name it *.cpmcache", path, ext)
 	}
-	out, err := CreateCompressed(path, func(o *outputOptions) error {
+	out, err := CreateCompressed(path, func(o *options) {
 		o.file = []atomicfile.Option{atomicfile.NotSameAs(source), atomicfile.ReplaceOnly(CacheReplaceable)}
-		return nil
 	})
 	if err != nil {
 		return nil, err
