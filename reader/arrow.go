@@ -102,6 +102,11 @@ func (e *RowError) Error() string {
 // Unwrap returns e.Err, so errors.Is(err, ErrUnsorted) and the like work.
 func (e *RowError) Unwrap() error { return e.Err }
 
+// Is reports whether target is ErrBadInput: a bad row is malformed input
+// whatever e.Err says of it (a row of more nonzeros than a batch can hold
+// wraps no sentinel).
+func (e *RowError) Is(target error) bool { return target == ErrBadInput }
+
 // checkSchema reports whether s is the schema of the package
 // documentation. Declared nullability is not checked; nulls in the data
 // are (see toCSR).

@@ -2,6 +2,23 @@
 // compressed, or in Apache Arrow IPC or Parquet form, into sparsevec rows
 // and CSR blocks, and writes it back in any of these formats.
 //
+// # Packages
+//
+// Package reader is the API: OpenBlocks, Load and Stream open a path in
+// whatever format it holds (detected from its first bytes, see DetectFormat),
+// CreateBlocks and CreateCompressed write one (chosen by its extension),
+// one Option type configures readers and writers alike, and one error
+// taxonomy (the sentinels below, all of the ErrBadInput class) covers every
+// format. Beside it:
+//
+//   - reader/idx decodes the MNIST idx files (LoadIDX opens them through
+//     Open, compressed or not);
+//   - reader/internal/colguard holds the checks that protect the Arrow IPC
+//     and Parquet readers against arrow-go's failures on hostile input; it
+//     returns plain errors, which reader wraps in ErrCorrupt.
+//
+// The subpackages import nothing of reader, so reader may import them.
+//
 // # Format
 //
 // One example per line:
@@ -115,9 +132,9 @@
 // Malformed input is reported as a *ParseError holding the path, the 1-based
 // line and byte column, and one of the sentinel errors (ErrSyntax,
 // ErrIndexZero, ...), which errors.Is finds. Every sentinel of malformed
-// input matches ErrBadInput, and so does every *ParseError, *RowError,
-// *SchemaError and *CacheError that wraps one; one that carries an I/O error
-// of the operating system does not. errors.Is(err, ErrBadInput) thus tells a
+// input matches ErrBadInput, and so does every *RowError and every
+// *ParseError, *SchemaError and *CacheError that wraps one; one that carries
+// an I/O error of the operating system does not. errors.Is(err, ErrBadInput) thus tells a
 // bad file from an unreadable one, whatever its format. ErrIndexRange and
 // ErrLineTooLong say which limit was exceeded, so that a caller can say how
 // to raise it. WithMaxIndex holds in every format, the cache included, so

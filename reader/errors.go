@@ -8,9 +8,9 @@ import (
 
 // ErrBadInput is the class of every error that says the input data is
 // malformed, as opposed to unreadable: errors.Is(err, ErrBadInput) holds for
-// each sentinel below, and so for a *ParseError, *RowError, *SchemaError or
-// *CacheError that wraps one of them, but not for one that carries an I/O
-// error of the operating system. A command maps the two classes to
+// each sentinel below, for every *RowError, and for a *ParseError,
+// *SchemaError or *CacheError that wraps one of the sentinels, but not for
+// one that carries an I/O error of the operating system. A command maps the two classes to
 // different exit statuses with this one test.
 var ErrBadInput = errors.New("bad input")
 
@@ -122,8 +122,10 @@ func lineTooLongError(maxLine int) error {
 	return fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, maxLine)
 }
 
-// errBadRead reports a Reader that returned an impossible count.
-var errBadRead = errors.New("reader returned an invalid count")
+// errBadRead reports a Reader that returned an impossible count. Like every
+// other error a *ParseError carries but an I/O error of the system, it is of
+// the ErrBadInput class.
+var errBadRead error = &badInput{"reader returned an invalid count"}
 
 // readError positions a read error at line. An error that Open's reader
 // already wrapped in a *ParseError without a line gets the line filled in

@@ -9,8 +9,8 @@ import (
 )
 
 // Every sentinel of malformed input is of the ErrBadInput class, and so is
-// every position error wrapping one; a position error carrying an I/O error
-// is not.
+// every position error wrapping one, and every RowError; a position error
+// carrying an I/O error is not.
 func TestErrBadInputClass(t *testing.T) {
 	for _, s := range []error{
 		ErrSyntax, ErrIndexZero, ErrIndexRange, ErrUnsorted, ErrDuplicate, ErrNonFinite,
@@ -32,6 +32,7 @@ func TestErrBadInputClass(t *testing.T) {
 		{&ParseError{Path: "x", Err: fmt.Errorf("%w: zstd stream: bad", ErrCorrupt)}, true},
 		{&ParseError{Path: "x", Line: 9, Err: pathErr}, false},
 		{&RowError{Path: "x", Row: 3, Column: "features", Err: ErrUnsorted}, true},
+		{&RowError{Path: "x", Row: 3, Column: "features", Err: errors.New("3000000000 nonzeros")}, true},
 		{&SchemaError{Path: "x", Column: "label", Msg: "type int64"}, true},
 		{&CacheError{Path: "x", Offset: 8, Err: ErrCorrupt}, true},
 		{&CacheError{Path: "x", Offset: 8, Err: pathErr}, false},
