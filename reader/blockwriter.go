@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -140,7 +139,7 @@ func CreateBlocks(path string, opts ...Option) (BlockWriter, error) {
 			// reader supports, do not have the offset.
 			parquet.WithDataPageVersion(parquet.DataPageV2),
 		)
-		pw, err := pqarrow.NewFileWriter(rowSchema, w.buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		pw, err := newParquetWriter(w.buf, props)
 		if err != nil {
 			out.Abort()
 			return nil, fmt.Errorf("%s: %w", path, err)

@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/polyhedral/cpm/reader/internal/colguard"
@@ -20,11 +19,9 @@ import (
 )
 
 // Parquet is read with parquet/file's column readers, in the caller's
-// goroutine, straight into the blocks' arrays. pqarrow's record reader is
-// not used for reading: it decodes the children of a struct in goroutines
-// of its own, where a panic of the decoder on a corrupt page (snappy does
-// panic) cannot be recovered and would end the process. pqarrow maps the
-// Parquet schema to the Arrow one that checkSchema validates.
+// goroutine, straight into the blocks' arrays, so that a panic of a decoder
+// on a corrupt page (snappy does panic) is recovered here. arrowSchemaOf
+// maps the Parquet schema to the Arrow one that checkSchema validates.
 
 // maxParquetBatchRows bounds the rows of one block read from Parquet: a row
 // group with more rows is handed out in several blocks of at most this
@@ -60,10 +57,10 @@ func openParquetBlocks(path string, opt options) (br BlockReader, err error) {
 	md := pf.MetaData()
 	// The Arrow schema comes from the Parquet schema alone. The copy of
 	// the writer's Arrow schema in the key-value metadata (ARROW:schema)
-	// is ignored: pqarrow would decode it with the Arrow IPC reader,
+	// is ignored: it would have to be decoded with the Arrow IPC reader,
 	// unguarded (see colguard.CheckFooter), and it can only tell list from
 	// large_list, which makes no difference to Parquet's levels.
-	as, err := pqarrow.FromParquet(md.Schema, &pqarrow.ArrowReadProperties{}, nil)
+	as, err := arrowSchemaOf(md.Schema)
 	if err != nil {
 		pf.Close()
 		return nil, &SchemaError{path, featuresColumn, err.Error()}

@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,5 +74,55 @@ func TestParquetForeign(t *testing.T) {
 		wantRow{0, []uint32{1, 2}, []float32{0, -3}})
 	if !equalCSR(got, want) || !slices.Equal(sizes, []int{2, 1}) {
 		t.Errorf("got %+v in blocks %v, want %+v in [2 1]", got, sizes, want)
+	}
+}
+
+// The Parquet writer writes, byte for byte, what pqarrow's FileWriter
+// writes for the package schema with the Arrow schema stored, so that
+// Arrow tools read the files as they would pqarrow's; an empty row and
+// every codec included.
+func TestParquetWriterMatchesPqarrow(t *testing.T) {
+	m := sampleCSR(testRand(), 45)
+	m.Labels = append(m.Labels, 1)
+	m.Ptr = append(m.Ptr, m.Ptr[len(m.Ptr)-1]) // an empty last row
+	const batch = 16
+	for _, codec := range []compress.Compression{compress.Codecs.Zstd, compress.Codecs.Snappy, compress.Codecs.Uncompressed} {
+		props := func() *parquet.WriterProperties {
+			return parquet.NewWriterProperties(parquet.WithCompression(codec), parquet.WithMaxRowGroupLength(batch),
+				parquet.WithDataPageVersion(parquet.DataPageV2))
+		}
+		var got, want bytes.Buffer
+		pw, err := newParquetWriter(&got, props())
+		if err != nil {
+			t.Fatal(err)
+		}
+		qw, err := pqarrow.NewFileWriter(rowSchema, &want, props(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for lo := 0; lo < m.Rows(); lo += batch {
+			hi := min(lo+batch, m.Rows())
+			offs := make([]int32, 0, hi-lo+1)
+			for _, p := range m.Ptr[lo : hi+1] {
+				offs = append(offs, int32(p-m.Ptr[lo]))
+			}
+			rec := csrRecord(m.Labels[lo:hi], offs, m.Idx[m.Ptr[lo]:m.Ptr[hi]], m.Val[m.Ptr[lo]:m.Ptr[hi]])
+			if err := pw.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+			if err := qw.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+			rec.Release()
+		}
+		if err := pw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := qw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%v: %d bytes written, pqarrow writes %d other bytes", codec, got.Len(), want.Len())
+		}
 	}
 }
