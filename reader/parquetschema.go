@@ -18,16 +18,24 @@ import (
 // is optional. checkSchema reads the result, so that a Parquet file of the
 // wrong shape is refused in the words used for Arrow files.
 func arrowSchemaOf(sc *schema.Schema) (*arrow.Schema, error) {
-	root := sc.Root()
-	fields := make([]arrow.Field, root.NumFields())
+	fields, err := arrowFieldsOf(sc.Root())
+	if err != nil {
+		return nil, err
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+// arrowFieldsOf maps the fields of the group g.
+func arrowFieldsOf(g *schema.GroupNode) ([]arrow.Field, error) {
+	fields := make([]arrow.Field, g.NumFields())
 	for i := range fields {
-		f, err := arrowFieldOf(root.Field(i))
+		f, err := arrowFieldOf(g.Field(i))
 		if err != nil {
 			return nil, err
 		}
 		fields[i] = f
 	}
-	return arrow.NewSchema(fields, nil), nil
+	return fields, nil
 }
 
 // arrowFieldOf maps one node (see arrowSchemaOf).
@@ -77,13 +85,9 @@ func listElement(g *schema.GroupNode, rep schema.Node) (arrow.Field, error) {
 // arrowTypeOf maps a node's type, leaving its repetition aside.
 func arrowTypeOf(n schema.Node) (arrow.DataType, error) {
 	if g, ok := n.(*schema.GroupNode); ok {
-		fields := make([]arrow.Field, g.NumFields())
-		for i := range fields {
-			f, err := arrowFieldOf(g.Field(i))
-			if err != nil {
-				return nil, err
-			}
-			fields[i] = f
+		fields, err := arrowFieldsOf(g)
+		if err != nil {
+			return nil, err
 		}
 		return arrow.StructOf(fields...), nil
 	}
