@@ -26,7 +26,7 @@
 // each pass (package input/shared), so that the two polytopes of a
 // double-sided CPM parse the source once per pass, each holding at most a
 // window of blocks. sgd.TrainStream copies the rows of every block into
-// its shuffle buffer (sgd.StreamSource) and draws SGD steps from it.
+// its bounded shuffle buffer and draws SGD steps from it.
 // Input.Load and the function Load instead read one pass into a
 // sparsevec.CSR for in-memory training.
 //

@@ -12,13 +12,14 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/ipc"
-	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/apache/arrow/go/v15/parquet"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/polyhedral/cpm/reader/internal/colguard"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -560,37 +561,37 @@ func TestArrowHostileLengths(t *testing.T) {
 	const huge = 0x40000000
 	// vecLen returns the position of the length of vector field i of the
 	// table at tab.
-	vecLen := func(t *testing.T, b fbuf, tab int64, i int) int64 {
-		p, err := b.field(tab, i)
+	vecLen := func(t *testing.T, b colguard.FB, tab int64, i int) int64 {
+		p, err := b.Field(tab, i)
 		if err != nil || p < 0 {
 			t.Fatalf("field %d: %v", i, err)
 		}
-		v, err := b.deref(p)
+		v, err := b.Deref(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return v
 	}
 	// schemaOf returns the schema table of a footer or stream message.
-	schemaOf := func(t *testing.T, b fbuf, field int) int64 {
-		root, err := b.root()
+	schemaOf := func(t *testing.T, b colguard.FB, field int) int64 {
+		root, err := b.Root()
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := b.field(root, field)
+		p, err := b.Field(root, field)
 		if err != nil || p < 0 {
 			t.Fatal("no schema")
 		}
-		s, err := b.deref(p)
+		s, err := b.Deref(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}
 	// featuresField returns the table of field 1 (features) of a schema.
-	featuresField := func(t *testing.T, b fbuf, sch int64) int64 {
+	featuresField := func(t *testing.T, b colguard.FB, sch int64) int64 {
 		v := vecLen(t, b, sch, 1)
-		f, err := b.deref(v + 4 + 4)
+		f, err := b.Deref(v + 4 + 4)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -598,15 +599,15 @@ func TestArrowHostileLengths(t *testing.T) {
 	}
 	patches := []struct {
 		name  string
-		patch func(t *testing.T, b fbuf, sch int64)
+		patch func(t *testing.T, b colguard.FB, sch int64)
 	}{
-		{"schema fields", func(t *testing.T, b fbuf, sch int64) {
+		{"schema fields", func(t *testing.T, b colguard.FB, sch int64) {
 			binary.LittleEndian.PutUint32(b[vecLen(t, b, sch, 1):], huge)
 		}},
-		{"field children", func(t *testing.T, b fbuf, sch int64) {
+		{"field children", func(t *testing.T, b colguard.FB, sch int64) {
 			binary.LittleEndian.PutUint32(b[vecLen(t, b, featuresField(t, b, sch), 5):], huge)
 		}},
-		{"child loops to its parent", func(t *testing.T, b fbuf, sch int64) {
+		{"child loops to its parent", func(t *testing.T, b colguard.FB, sch int64) {
 			f := featuresField(t, b, sch)
 			v := vecLen(t, b, f, 5)
 			binary.LittleEndian.PutUint32(b[v+4:], uint32(f-(v+4))) // wraps to f
@@ -620,7 +621,7 @@ func TestArrowHostileLengths(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The flatbuffer holding the schema, as a window into data.
-		var fb fbuf
+		var fb colguard.FB
 		schemaField := 2 // Message.header
 		if ext == ".arrow" {
 			n := int(binary.LittleEndian.Uint32(data[len(data)-10:]))
@@ -633,7 +634,7 @@ func TestArrowHostileLengths(t *testing.T) {
 		for _, p := range patches {
 			t.Run(ext+"/"+p.name, func(t *testing.T) {
 				bad := append([]byte(nil), data...)
-				var b fbuf
+				var b colguard.FB
 				if ext == ".arrow" {
 					b = bad[len(data)-10-len(fb) : len(data)-10]
 				} else {
@@ -670,8 +671,8 @@ func TestArrowHostileLengths(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := int(binary.LittleEndian.Uint32(data[len(data)-10:]))
-		b := fbuf(data[len(data)-10-n : len(data)-10])
-		root, _ := b.root()
+		b := colguard.FB(data[len(data)-10-n : len(data)-10])
+		root, _ := b.Root()
 		v := vecLen(t, b, root, 3)                       // recordBatches
 		binary.LittleEndian.PutUint64(b[v+4+16:], 1<<40) // bodyLength of block 0
 		_, _, err = readAllBlocks(t, writeTempFile(t, "bad.arrow", data))
@@ -687,7 +688,7 @@ func TestArrowHostileLengths(t *testing.T) {
 // rows read without error must be valid and come back unchanged through
 // CreateBlocks as an Arrow stream and as Parquet. Byte flips of every seed
 // byte with four masks were run this way once (3 min) and found the guards
-// of checkFooter, streamMessages and checkedPages.
+// of colguard.CheckFooter, colguard.StreamMessages and the Parquet level checks (since left to arrow-go v18).
 func FuzzColumnar(f *testing.F) {
 	m := sampleCSR(testRand(), 20)
 	for _, tc := range []struct{ ext, compression string }{

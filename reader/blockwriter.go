@@ -2,18 +2,16 @@ package reader
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/ipc"
-	"github.com/apache/arrow/go/v15/arrow/memory"
-	"github.com/apache/arrow/go/v15/parquet"
-	"github.com/apache/arrow/go/v15/parquet/compress"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -32,37 +30,20 @@ type BlockWriter interface {
 	Abort()
 }
 
-// WriteOption configures CreateBlocks.
-type WriteOption func(*writeOptions)
-
-type writeOptions struct {
-	compression string
-	batchRows   int
-	ctx         context.Context // nil: none
-}
-
-// WithWriteContext makes the output abandon its work when ctx is cancelled:
-// writes and Close fail with ctx's error and the output is discarded, also
-// when the cancellation comes while Close encodes the last batch, up to the
-// moment the file is renamed into place.
-func WithWriteContext(ctx context.Context) WriteOption {
-	return func(o *writeOptions) { o.ctx = ctx }
-}
-
 // WithCompression sets the compression of Arrow IPC bodies or Parquet
 // column chunks: "zstd" (the default for both), "lz4" (Arrow only),
 // "snappy" (Parquet only) or "none". LIBSVM output is compressed by the
 // path's extension instead (see CreateCompressed), so any name other than
 // "" is an error for it. An unknown name makes CreateBlocks fail.
-func WithCompression(name string) WriteOption {
-	return func(o *writeOptions) { o.compression = name }
+func WithCompression(name string) Option {
+	return func(o *options) { o.compression = name }
 }
 
 // WithBatchRows sets the rows per Arrow record batch or Parquet row group;
 // n <= 0 selects DefaultBatchRows. A batch is also cut before it would
 // reach 2^31-1 nonzeros (see MaxBatchNNZ). LIBSVM output ignores it.
-func WithBatchRows(n int) WriteOption {
-	return func(o *writeOptions) {
+func WithBatchRows(n int) Option {
+	return func(o *options) {
 		if n <= 0 {
 			n = DefaultBatchRows
 		}
@@ -84,11 +65,8 @@ func WithBatchRows(n int) WriteOption {
 // of WithBatchRows rows (the last may be shorter), whatever the sizes of
 // the blocks written; a block's arrays are not copied when it already
 // holds whole batches.
-func CreateBlocks(path string, opts ...WriteOption) (BlockWriter, error) {
-	o := writeOptions{batchRows: DefaultBatchRows}
-	for _, f := range opts {
-		f(&o)
-	}
+func CreateBlocks(path string, opts ...Option) (BlockWriter, error) {
+	o := buildOptions(opts)
 	format := FormatForOutput(path)
 	var (
 		arrowOpts []ipc.Option
@@ -154,14 +132,14 @@ func CreateBlocks(path string, opts ...WriteOption) (BlockWriter, error) {
 		props := parquet.NewWriterProperties(
 			parquet.WithCompression(pqCodec),
 			parquet.WithMaxRowGroupLength(int64(o.batchRows)),
-			// Version 1 data pages make arrow/go v15 grow its level
+			// Version 1 data pages make arrow-go grow its level
 			// buffers 64 bytes at a time (a buffer offset defeats the
 			// doubling in PooledBufferWriter.Reserve): writing MNIST
 			// train took 64 s. Version 2 pages, which every current
 			// reader supports, do not have the offset.
 			parquet.WithDataPageVersion(parquet.DataPageV2),
 		)
-		pw, err := pqarrow.NewFileWriter(rowSchema, w.buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		pw, err := newParquetWriter(w.buf, props)
 		if err != nil {
 			out.Abort()
 			return nil, fmt.Errorf("%s: %w", path, err)

@@ -88,7 +88,7 @@ func dimOf(b *sparsevec.CSR) int {
 }
 
 // writeAll writes m with CreateBlocks in blocks of blockRows rows.
-func writeAll(t testing.TB, path string, m *sparsevec.CSR, blockRows int, opts ...WriteOption) {
+func writeAll(t testing.TB, path string, m *sparsevec.CSR, blockRows int, opts ...Option) {
 	t.Helper()
 	w, err := CreateBlocks(path, opts...)
 	if err != nil {
@@ -108,7 +108,7 @@ func writeAll(t testing.TB, path string, m *sparsevec.CSR, blockRows int, opts .
 }
 
 // convertFile streams src into dst block by block, as cpm convert does.
-func convertFile(t testing.TB, src, dst string, opts ...WriteOption) {
+func convertFile(t testing.TB, src, dst string, opts ...Option) {
 	t.Helper()
 	br, err := OpenBlocks(src, 7)
 	if err != nil {
@@ -163,12 +163,12 @@ func TestRoundTripAllFormats(t *testing.T) {
 				}
 				stages := []struct {
 					path string
-					opts []WriteOption
+					opts []Option
 					fmt  Format
 				}{
-					{filepath.Join(dir, "a.arrow"), []WriteOption{WithCompression(tc.arrow), WithBatchRows(16)}, ArrowFile},
-					{filepath.Join(dir, "b.arrows"), []WriteOption{WithCompression(tc.arrow), WithBatchRows(9)}, ArrowStream},
-					{filepath.Join(dir, "c.parquet"), []WriteOption{WithCompression(tc.parquet), WithBatchRows(50)}, Parquet},
+					{filepath.Join(dir, "a.arrow"), []Option{WithCompression(tc.arrow), WithBatchRows(16)}, ArrowFile},
+					{filepath.Join(dir, "b.arrows"), []Option{WithCompression(tc.arrow), WithBatchRows(9)}, ArrowStream},
+					{filepath.Join(dir, "c.parquet"), []Option{WithCompression(tc.parquet), WithBatchRows(50)}, Parquet},
 					{filepath.Join(dir, "d.libsvm.zst"), nil, LIBSVM},
 				}
 				prev := src

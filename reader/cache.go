@@ -270,9 +270,8 @@ func CreateCache(path, source string, opts ...Option) (*CacheWriter, error) {
 	if ext := outputCompression(path); ext != "" {
 		return nil, fmt.Errorf("%s: a cache file is not compressed (%s); name it *.cpmcache", path, ext)
 	}
-	out, err := CreateCompressed(path, func(o *outputOptions) error {
+	out, err := CreateCompressed(path, func(o *options) {
 		o.file = []atomicfile.Option{atomicfile.NotSameAs(source), atomicfile.ReplaceOnly(CacheReplaceable)}
-		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -486,11 +485,11 @@ func equalFold(a, b string) bool {
 	return true
 }
 
-// CacheReader reads a cache file as a BlockReader. One goroutine reads,
+// cacheReader reads a cache file as a BlockReader. One goroutine reads,
 // checks and decodes blocks ahead of the caller into a fixed pool of
 // StreamBlocks blocks, so decoding overlaps the caller's work. Blocks are
 // the ones the cache was written with (blockRows of the first pass).
-type CacheReader struct {
+type cacheReader struct {
 	path     string
 	maxIndex uint32 // WithMaxIndex
 	f        *os.File
@@ -528,12 +527,12 @@ func OpenCache(path string, blockRows int, opts ...Option) (BlockReader, error) 
 	return r, nil
 }
 
-func openCache(path string, maxIndex uint32, open func(string) (*os.File, error)) (*CacheReader, error) {
+func openCache(path string, maxIndex uint32, open func(string) (*os.File, error)) (*cacheReader, error) {
 	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}
-	r := &CacheReader{
+	r := &cacheReader{
 		path: path, f: f, maxIndex: maxIndex,
 		pool: make(chan *sparsevec.CSR, StreamBlocks),
 		out:  make(chan *sparsevec.CSR, StreamBlocks),
@@ -546,7 +545,7 @@ func openCache(path string, maxIndex uint32, open func(string) (*os.File, error)
 	return r, nil
 }
 
-func (r *CacheReader) produce() {
+func (r *cacheReader) produce() {
 	defer close(r.done)
 	defer close(r.out)
 	size := 1 << 20
@@ -667,7 +666,7 @@ func (r *CacheReader) produce() {
 
 // indexRange returns the *RowError of the first row of blk, which follows
 // rows rows, with an index above r.maxIndex.
-func (r *CacheReader) indexRange(blk *sparsevec.CSR, rows int64) error {
+func (r *cacheReader) indexRange(blk *sparsevec.CSR, rows int64) error {
 	for i := range blk.Rows() {
 		for _, j := range blk.Row(i).Idx {
 			if j > r.maxIndex {
@@ -807,7 +806,7 @@ func grow[T any](s []T, n int) []T {
 // Next returns the next block, or io.EOF after the last one; see
 // BlockReader. Like Stream.Next it returns ErrBlocksHeld rather than
 // blocking when the caller holds all StreamBlocks blocks.
-func (r *CacheReader) Next() (*sparsevec.CSR, error) {
+func (r *cacheReader) Next() (*sparsevec.CSR, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -835,13 +834,13 @@ func (r *CacheReader) Next() (*sparsevec.CSR, error) {
 }
 
 // Release gives a block back for reuse. It panics if b is not held.
-func (r *CacheReader) Release(b *sparsevec.CSR) {
+func (r *cacheReader) Release(b *sparsevec.CSR) {
 	r.held = unhold(r.held, b)
 	r.pool <- b
 }
 
 // Close stops the reading goroutine and closes the file.
-func (r *CacheReader) Close() error {
+func (r *cacheReader) Close() error {
 	r.once.Do(func() {
 		r.closed.Store(true)
 		close(r.stop)

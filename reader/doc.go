@@ -2,6 +2,23 @@
 // compressed, or in Apache Arrow IPC or Parquet form, into sparsevec rows
 // and CSR blocks, and writes it back in any of these formats.
 //
+// # Packages
+//
+// Package reader is the API: OpenBlocks, Load and Stream open a path in
+// whatever format it holds (detected from its first bytes, see DetectFormat),
+// CreateBlocks and CreateCompressed write one (chosen by its extension),
+// one Option type configures readers and writers alike, and one error
+// taxonomy (the sentinels below, all of the ErrBadInput class) covers every
+// format. Beside it:
+//
+//   - reader/idx decodes the MNIST idx files (LoadIDX opens them through
+//     Open, compressed or not);
+//   - reader/internal/colguard holds the checks that protect the Arrow IPC
+//     and Parquet readers against arrow-go's failures on hostile input; it
+//     returns plain errors, which reader wraps in ErrCorrupt.
+//
+// The subpackages import nothing of reader, so reader may import them.
+//
 // # Format
 //
 // One example per line:
@@ -83,21 +100,23 @@
 // a *RowError holding the 1-based row number counted from the start of the
 // file. A batch holds at most MaxBatchNNZ nonzeros.
 //
-// Truncated or corrupt files are errors wrapping ErrCorrupt. The ways the
-// Arrow and Parquet libraries fail on corrupt input that corrupting files
-// turned up are guarded against: their panics are recovered; the
+// Truncated or corrupt files are errors wrapping ErrCorrupt. The ways
+// github.com/apache/arrow-go/v18 fails on corrupt input that its own limits
+// do not cover are guarded against: its panics are recovered; the
 // flatbuffers of an Arrow schema, the Arrow file footer and the lengths of
 // each stream message are checked against the bytes that hold them before
 // the library trusts them (it would otherwise reserve whatever a length
-// claims, a fatal out-of-memory, or recurse forever); each allocation of
-// the libraries is capped at 1 GiB or 1024 times the file size, whichever
-// is larger; the zstd frame headers of each compressed Arrow IPC buffer
-// are read before the library's streaming decoder allocates their window
-// (content size at most the buffer's declared length, window at most
-// 8 MiB or twice that length); and the level streams of each Parquet data
-// page are checked before the column reader, which loops forever on a
-// short one, decodes them. Parquet's Thrift metadata and DELTA_BINARY_PACKED pages are left to
-// the library. An Arrow stream must end with its end-of-stream marker: the
+// claims, a fatal out-of-memory, or recurse forever); the zstd frame
+// headers of each compressed Arrow IPC buffer are read before the library's
+// streaming decoder allocates their window (content size at most the
+// buffer's declared length, window at most 8 MiB or twice that length);
+// the snappy and zstd headers of each compressed Parquet page are read
+// before its codec allocates what they claim. What any one buffer or page
+// may decode to is bounded by 1 GiB or 1024 times the file size, whichever
+// is larger. Parquet's Thrift metadata, page headers, level streams and
+// dictionary indices are left to the library's own checks and limits
+// (ReaderProperties' page size limits at their defaults).
+// An Arrow stream must end with its end-of-stream marker: the
 // format makes it optional, but every Arrow writer writes it on close, and a
 // stream file that ends between two messages without it was cut there, so it
 // is refused (ErrCorrupt) rather than read as a shorter stream. The file
@@ -112,7 +131,11 @@
 //
 // Malformed input is reported as a *ParseError holding the path, the 1-based
 // line and byte column, and one of the sentinel errors (ErrSyntax,
-// ErrIndexZero, ...), which errors.Is finds. ErrIndexRange and
+// ErrIndexZero, ...), which errors.Is finds. Every sentinel of malformed
+// input matches ErrBadInput, and so does every *RowError and every
+// *ParseError, *SchemaError and *CacheError that wraps one; one that carries
+// an I/O error of the operating system does not. errors.Is(err, ErrBadInput) thus tells a
+// bad file from an unreadable one, whatever its format. ErrIndexRange and
 // ErrLineTooLong say which limit was exceeded, so that a caller can say how
 // to raise it. WithMaxIndex holds in every format, the cache included, so
 // that no row handed out has a larger index: it bounds the Dim of every

@@ -6,30 +6,54 @@ import (
 	"strconv"
 )
 
-// Sentinel errors name the kind of failure. They are wrapped in a
-// *ParseError carrying the position; test for them with errors.Is.
+// ErrBadInput is the class of every error that says the input data is
+// malformed, as opposed to unreadable: errors.Is(err, ErrBadInput) holds for
+// each sentinel below, for every *RowError, and for a *ParseError,
+// *SchemaError or *CacheError that wraps one of the sentinels, but not for
+// one that carries an I/O error of the operating system. A command maps the two classes to
+// different exit statuses with this one test.
+var ErrBadInput = errors.New("bad input")
+
+// badInput is a sentinel error of the ErrBadInput class.
+type badInput struct{ msg string }
+
+func (e *badInput) Error() string { return e.msg }
+
+// Is reports whether target is ErrBadInput.
+func (e *badInput) Is(target error) bool { return target == ErrBadInput }
+
+// Sentinel errors name the kind of malformed input; each one matches
+// ErrBadInput. They are wrapped in a *ParseError, *RowError, *SchemaError
+// or *CacheError carrying the position; test for them with errors.Is.
 var (
 	// ErrSyntax: a number that does not parse, or a feature without ':'.
-	ErrSyntax = errors.New("syntax error")
+	ErrSyntax error = &badInput{"syntax error"}
 	// ErrIndexZero: feature index 0 (LIBSVM indices are 1-based).
-	ErrIndexZero = errors.New("feature index 0 (indices are 1-based)")
+	ErrIndexZero error = &badInput{"feature index 0 (indices are 1-based)"}
 	// ErrIndexRange: feature index above the MaxIndex option, including any
 	// index that overflows uint32.
-	ErrIndexRange = errors.New("feature index out of range")
+	ErrIndexRange error = &badInput{"feature index out of range"}
 	// ErrUnsorted: a feature index below the previous one on the line.
-	ErrUnsorted = errors.New("feature indices not ascending")
+	ErrUnsorted error = &badInput{"feature indices not ascending"}
 	// ErrDuplicate: a feature index equal to the previous one on the line.
-	ErrDuplicate = errors.New("duplicate feature index")
+	ErrDuplicate error = &badInput{"duplicate feature index"}
 	// ErrNonFinite: a label or value that is NaN or ±Inf, or overflows
 	// float32.
-	ErrNonFinite = errors.New("non-finite number")
+	ErrNonFinite error = &badInput{"non-finite number"}
 	// ErrNoLabel: a line whose first token is not a label, e.g. "3:1 4:2".
-	ErrNoLabel = errors.New("missing label")
+	ErrNoLabel error = &badInput{"missing label"}
 	// ErrLineTooLong: a line longer than the MaxLineBytes option.
-	ErrLineTooLong = errors.New("line too long")
+	ErrLineTooLong error = &badInput{"line too long"}
 	// ErrCorrupt: a file that is truncated or corrupt below the level of
 	// text: a compressed stream, an Arrow or Parquet file, a row cache.
-	ErrCorrupt = errors.New("corrupt input")
+	ErrCorrupt error = &badInput{"corrupt input"}
+	// ErrSchema: an Arrow or Parquet file whose columns are not the ones
+	// described in the package documentation. It is wrapped in a
+	// *SchemaError naming the column.
+	ErrSchema error = &badInput{"unsupported schema"}
+	// ErrNull: a null label, feature list, list element, index or value.
+	// It is wrapped in a *RowError.
+	ErrNull error = &badInput{"null value"}
 )
 
 // maxNear bounds the token quoted in an error message.
@@ -98,8 +122,10 @@ func lineTooLongError(maxLine int) error {
 	return fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, maxLine)
 }
 
-// errBadRead reports a Reader that returned an impossible count.
-var errBadRead = errors.New("reader returned an invalid count")
+// errBadRead reports a Reader that returned an impossible count. Like every
+// other error a *ParseError carries but an I/O error of the system, it is of
+// the ErrBadInput class.
+var errBadRead error = &badInput{"reader returned an invalid count"}
 
 // readError positions a read error at line. An error that Open's reader
 // already wrapped in a *ParseError without a line gets the line filled in

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"runtime"
+
+	"github.com/polyhedral/cpm/internal/atomicfile"
 )
 
 // Defaults of the options.
@@ -16,17 +18,27 @@ const (
 	DefaultChunkBytes = 1 << 20
 )
 
-// Option configures a Scanner, Load, LoadReader, NewStream, OpenBlocks or
-// OpenCache.
+// Option configures a reader (Scanner, Load, LoadReader, NewStream,
+// OpenBlocks, OpenCache) or a writer (CreateBlocks, CreateCompressed). Each
+// option says which of them it concerns; the others ignore it.
 type Option func(*options)
 
 type options struct {
-	ctx          context.Context // nil: none
+	ctx context.Context // nil: none
+
+	// readers
 	maxLineBytes int
 	maxIndex     uint32
 	chunkBytes   int
 	workers      int
 	open         func(path string) (*os.File, error) // nil: os.Open
+
+	// writers
+	compression string
+	batchRows   int
+	zstdLevel   ZstdLevel
+	file        []atomicfile.Option // rules for the destination (CreateCache)
+	err         error               // an invalid option's, reported by the writer
 }
 
 // openFile opens the input file at path, with the WithOpener function if
@@ -55,6 +67,7 @@ func buildOptions(opts []Option) options {
 		maxIndex:     1<<32 - 1,
 		chunkBytes:   DefaultChunkBytes,
 		workers:      runtime.GOMAXPROCS(0),
+		batchRows:    DefaultBatchRows,
 	}
 	for _, f := range opts {
 		f(&o)
@@ -65,7 +78,10 @@ func buildOptions(opts []Option) options {
 // WithContext makes Load, LoadReader, NewStream, OpenBlocks (LIBSVM text
 // and the cache) and OpenCache stop when ctx is cancelled: their goroutines
 // end, and Load or the blocks' Next return an error wrapping ctx.Err()
-// instead of the rows not yet read. A read of standard input or of another
+// instead of the rows not yet read. It makes the output of CreateBlocks
+// abandon its work: writes and Close fail with ctx's error and the output is
+// discarded, also when the cancellation comes while Close encodes the last
+// batch, up to the moment the file is renamed into place. A read of standard input or of another
 // file that is not regular (a pipe, a FIFO, a terminal), which may wait
 // without end, is abandoned: it goes on in a goroutine of its own until data
 // comes or the process exits, and its data is dropped. The Scanner ignores

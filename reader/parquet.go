@@ -1,36 +1,27 @@
 package reader
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
 
-	"github.com/apache/arrow/go/v15/parquet"
-	"github.com/apache/arrow/go/v15/parquet/file"
-	"github.com/apache/arrow/go/v15/parquet/metadata"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
-	"github.com/apache/arrow/go/v15/parquet/schema"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 
+	"github.com/polyhedral/cpm/reader/internal/colguard"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
 // Parquet is read with parquet/file's column readers, in the caller's
-// goroutine, straight into the blocks' arrays. pqarrow's record reader is
-// not used for reading: it decodes the children of a struct in goroutines
-// of its own, where a panic of the decoder on a corrupt page (snappy does
-// panic) cannot be recovered and would end the process. pqarrow maps the
-// Parquet schema to the Arrow one that checkSchema validates.
-//
-// Every data page is checked by checkedPages before the column reader
-// decodes it: arrow/go v15's column reader loops forever on a page whose
-// level streams hold fewer levels than the page claims, or (for a column
-// without definition levels) whose values run short.
+// goroutine, straight into the blocks' arrays, so that a panic of a decoder
+// on a corrupt page (snappy does panic) is recovered here. arrowSchemaOf
+// maps the Parquet schema to the Arrow one that checkSchema validates.
 
 // maxParquetBatchRows bounds the rows of one block read from Parquet: a row
 // group with more rows is handed out in several blocks of at most this
@@ -52,14 +43,13 @@ func openParquetBlocks(path string, opt options) (br BlockReader, err error) {
 		fh.Close()
 		return nil, err
 	}
-	mem := newCappedAllocator(fi.Size())
 	defer func() {
 		if p := recover(); p != nil {
 			fh.Close()
 			br, err = nil, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, p)
 		}
 	}()
-	pf, err := file.NewParquetReader(fh, file.WithReadProps(parquet.NewReaderProperties(mem)))
+	pf, err := file.NewParquetReader(fh, file.WithReadProps(parquet.NewReaderProperties(nil)))
 	if err != nil {
 		fh.Close()
 		return nil, fmt.Errorf("%s: %w: %w", path, ErrCorrupt, err)
@@ -67,10 +57,10 @@ func openParquetBlocks(path string, opt options) (br BlockReader, err error) {
 	md := pf.MetaData()
 	// The Arrow schema comes from the Parquet schema alone. The copy of
 	// the writer's Arrow schema in the key-value metadata (ARROW:schema)
-	// is ignored: pqarrow would decode it with the Arrow IPC reader,
-	// unguarded (see checkFooter), and it can only tell list from
+	// is ignored: it would have to be decoded with the Arrow IPC reader,
+	// unguarded (see colguard.CheckFooter), and it can only tell list from
 	// large_list, which makes no difference to Parquet's levels.
-	as, err := pqarrow.FromParquet(md.Schema, &pqarrow.ArrowReadProperties{}, nil)
+	as, err := arrowSchemaOf(md.Schema)
 	if err != nil {
 		pf.Close()
 		return nil, &SchemaError{path, featuresColumn, err.Error()}
@@ -79,7 +69,7 @@ func openParquetBlocks(path string, opt options) (br BlockReader, err error) {
 		pf.Close()
 		return nil, err
 	}
-	b := &parquetBlocks{path: path, maxIndex: opt.maxIndex, pf: pf, mem: mem, fh: fh, size: fi.Size(),
+	b := &parquetBlocks{path: path, maxIndex: opt.maxIndex, pf: pf, limit: readLimit(fi.Size()), fh: fh, size: fi.Size(),
 		oldWriter: md.WriterVersion().LessThan(metadata.Parquet816FixedVersion)}
 	if err := b.mapColumns(md.Schema); err != nil {
 		pf.Close()
@@ -135,13 +125,13 @@ type parquetBlocks struct {
 	path     string
 	maxIndex uint32
 
-	mu   sync.Mutex // serialises Next and Close
-	pf   *file.Reader
-	mem  *cappedAllocator
-	fh   io.ReaderAt // the file pf reads, for checkPages
-	size int64
+	mu    sync.Mutex // serialises Next and Close
+	pf    *file.Reader
+	limit int         // readLimit of the file
+	fh    io.ReaderAt // the file pf reads, for colguard.CheckPages
+	size  int64
 	// oldWriter: the file's writer is a parquet-mr before 1.2.9, whose
-	// column chunks the library reads with padding (see chunkStream).
+	// column chunks the library reads with padding (see colguard.ChunkStream).
 	oldWriter bool
 
 	labelCol, idxCol, valCol int
@@ -393,9 +383,9 @@ func (b *parquetBlocks) openRowGroup(i int) (*rowGroupCursor, error) {
 		if md.HasDictionaryPage() && md.DictionaryPageOffset() > 0 && start > md.DictionaryPageOffset() {
 			start = md.DictionaryPageOffset()
 		}
-		start, end, err := chunkStream(b.size, start, md.TotalCompressedSize(), b.oldWriter)
+		start, end, err := colguard.ChunkStream(b.size, start, md.TotalCompressedSize(), b.oldWriter)
 		if err == nil {
-			err = checkPages(b.fh, start, end, md.NumValues(), md.Compression(), b.mem.limit)
+			err = colguard.CheckPages(b.fh, start, end, md.NumValues(), md.Compression(), b.limit)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("column %d: %w", j, err)
@@ -405,8 +395,7 @@ func (b *parquetBlocks) openRowGroup(i int) (*rowGroupCursor, error) {
 			return nil, err
 		}
 		descr := b.pf.MetaData().Schema.Column(j)
-		cp := &checkedPages{PageReader: pr, maxDef: descr.MaxDefinitionLevel(), maxRep: descr.MaxRepetitionLevel()}
-		return file.NewColumnReader(descr, cp, b.mem, b.pf.BufferPool()), nil
+		return file.NewColumnReader(descr, pr, memory.DefaultAllocator, b.pf.BufferPool()), nil
 	}
 	lr, err := col(b.labelCol)
 	if err != nil {
@@ -606,270 +595,4 @@ func (b *parquetBlocks) Close() error {
 		b.cerr = b.pf.Close()
 	}
 	return b.cerr
-}
-
-// checkedPages is a PageReader that checks each data page before handing it
-// on: the repetition and definition level streams must hold at least as many
-// levels as the page claims, and a column without definition levels must
-// have as many values (dictionary indices within the dictionary). Without
-// these checks parquet/file's column reader spins forever on such a page.
-// Other damage is left to the decoders, which report it as an error, and
-// to the checks of take and checkRows.
-type checkedPages struct {
-	file.PageReader
-	maxDef, maxRep int16
-	dictLen        int
-	err            error
-}
-
-func (p *checkedPages) Next() bool {
-	if p.err != nil || !p.PageReader.Next() {
-		return false
-	}
-	if err := p.check(p.PageReader.Page()); err != nil {
-		p.err = fmt.Errorf("corrupt data page: %w", err)
-		return false
-	}
-	return true
-}
-
-func (p *checkedPages) Err() error {
-	if p.err != nil {
-		return p.err
-	}
-	return p.PageReader.Err()
-}
-
-// check checks one page.
-func (p *checkedPages) check(pg file.Page) error {
-	if pg == nil {
-		return nil
-	}
-	n := int(pg.NumValues())
-	if n < 0 {
-		return fmt.Errorf("%d values", n)
-	}
-	data := pg.Data()
-	switch pg := pg.(type) {
-	case *file.DictionaryPage:
-		p.dictLen = n
-		return nil
-	case *file.DataPageV1:
-		if p.maxRep > 0 {
-			k, err := levelsV1(data, pg.RepetitionLevelEncoding(), p.maxRep, n)
-			if err != nil {
-				return fmt.Errorf("repetition levels: %w", err)
-			}
-			data = data[k:]
-		}
-		if p.maxDef > 0 {
-			enc := pg.DefinitionLevelEncoding()
-			k, err := levelsV1(data, enc, p.maxDef, n)
-			if err != nil {
-				return fmt.Errorf("definition levels: %w", err)
-			}
-			if enc == parquet.Encodings.RLE {
-				n = hybridCount(data[4:k], bitWidth(p.maxDef), n, uint32(p.maxDef))
-			} else {
-				n = packedCount(data[:k], bitWidth(p.maxDef), n, uint32(p.maxDef))
-			}
-			data = data[k:]
-		}
-	case *file.DataPageV2:
-		rl, dl := int(pg.RepetitionLevelByteLen()), int(pg.DefinitionLevelByteLen())
-		if rl < 0 || dl < 0 || rl+dl > len(data) {
-			return fmt.Errorf("level lengths %d and %d in a page of %d bytes", rl, dl, len(data))
-		}
-		if p.maxRep > 0 && !hybridRuns(data[:rl], bitWidth(p.maxRep), n, -1) {
-			return errors.New("repetition levels run short")
-		}
-		if p.maxDef > 0 {
-			if !hybridRuns(data[rl:rl+dl], bitWidth(p.maxDef), n, -1) {
-				return errors.New("definition levels run short")
-			}
-			n = hybridCount(data[rl:rl+dl], bitWidth(p.maxDef), n, uint32(p.maxDef))
-		}
-		data = data[rl+dl:]
-	default:
-		return nil
-	}
-	// n is now the number of values: the levels at the maximum definition
-	// level, or every level without definition levels. Dictionary indices
-	// are checked in every column, nullable or not: parquet/file's
-	// dictionary decoder sizes a slice by the largest index it meets, so
-	// one index of 2^31 would make it allocate 8 GiB.
-	switch enc := parquet.Encoding(pg.Encoding()); enc {
-	case parquet.Encodings.Plain, byteStreamSplit:
-		if len(data) < 4*n {
-			return fmt.Errorf("%d bytes for %d values", len(data), n)
-		}
-	case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
-		if len(data) < 1 || data[0] > 32 {
-			return errors.New("bad dictionary index width")
-		}
-		if !hybridRuns(data[1:], int(data[0]), n, int64(p.dictLen)) {
-			return errors.New("dictionary indices run short or out of range")
-		}
-	default:
-		return fmt.Errorf("encoding %v of a required column is not supported", enc)
-	}
-	return nil
-}
-
-// byteStreamSplit is Parquet's BYTE_STREAM_SPLIT encoding, which
-// parquet.Encodings does not list.
-const byteStreamSplit = parquet.Encoding(9)
-
-// bitWidth is the number of bits of levels up to max.
-func bitWidth(max int16) int { return bits.Len16(uint16(max)) }
-
-// levelsV1 checks a level stream of a version 1 data page and returns its
-// length in bytes.
-func levelsV1(data []byte, enc parquet.Encoding, max int16, n int) (int, error) {
-	bw := bitWidth(max)
-	switch enc {
-	case parquet.Encodings.RLE:
-		if len(data) < 4 {
-			return 0, errors.New("no length")
-		}
-		k := int64(binary.LittleEndian.Uint32(data))
-		if k > int64(len(data)-4) {
-			return 0, fmt.Errorf("length %d in %d bytes", k, len(data)-4)
-		}
-		if !hybridRuns(data[4:4+k], bw, n, -1) {
-			return 0, errors.New("run short")
-		}
-		return 4 + int(k), nil
-	case parquet.Encodings.BitPacked:
-		k := (int64(n)*int64(bw) + 7) / 8
-		if k > int64(len(data)) {
-			return 0, fmt.Errorf("%d bytes for %d levels", len(data), n)
-		}
-		return int(k), nil
-	}
-	return 0, fmt.Errorf("encoding %v", enc)
-}
-
-// hybridRuns reports whether buf, in Parquet's RLE/bit-packing hybrid
-// encoding of width bw, holds at least n values in runs that parquet/file's
-// decoder accepts, and, if bound >= 0, whether each of the first n is
-// below bound.
-func hybridRuns(buf []byte, bw, n int, bound int64) bool {
-	got := 0
-	for got < n {
-		h, k := binary.Uvarint(buf)
-		if k <= 0 || h > math.MaxUint32 {
-			return false
-		}
-		buf = buf[k:]
-		count := int(h >> 1)
-		if h&1 == 1 { // bit-packed: count groups of 8 values
-			if count == 0 || count > math.MaxInt32/8 {
-				return false
-			}
-			use := min(8*count, n-got)
-			nb := (use*bw + 7) / 8
-			if nb > len(buf) {
-				return false
-			}
-			if bound >= 0 {
-				var m uint32
-				for i := range use {
-					m = max(m, unpack(buf, i, bw))
-				}
-				if int64(m) >= bound {
-					return false
-				}
-			}
-			got += 8 * count
-			buf = buf[min(len(buf), count*bw):]
-			continue
-		}
-		// Repeated: count copies of one value in ceil(bw/8) bytes.
-		nb := (bw + 7) / 8
-		if count == 0 || nb > len(buf) {
-			return false
-		}
-		var v uint32
-		for i := range nb {
-			v |= uint32(buf[i]) << (8 * i)
-		}
-		if bound >= 0 && int64(v) >= bound {
-			return false
-		}
-		got += count
-		buf = buf[nb:]
-	}
-	return true
-}
-
-// hybridCount returns how many of the first n values of buf, in the
-// RLE/bit-packing hybrid encoding of width bw that hybridRuns accepted,
-// equal want.
-func hybridCount(buf []byte, bw, n int, want uint32) int {
-	got, eq := 0, 0
-	for got < n {
-		h, k := binary.Uvarint(buf)
-		if k <= 0 {
-			return eq
-		}
-		buf = buf[k:]
-		count := int(h >> 1)
-		if h&1 == 1 {
-			use := min(8*count, n-got)
-			for i := range use {
-				if unpack(buf, i, bw) == want {
-					eq++
-				}
-			}
-			got += 8 * count
-			buf = buf[min(len(buf), count*bw):]
-			continue
-		}
-		nb := (bw + 7) / 8
-		var v uint32
-		for i := range nb {
-			v |= uint32(buf[i]) << (8 * i)
-		}
-		if v == want {
-			eq += min(count, n-got)
-		}
-		got += count
-		buf = buf[nb:]
-	}
-	return eq
-}
-
-// packedCount returns how many of the n values of buf, in the deprecated
-// BIT_PACKED level encoding of width bw (most significant bit first), equal
-// want.
-func packedCount(buf []byte, bw, n int, want uint32) int {
-	eq := 0
-	for i := range n {
-		var v uint32
-		for j := range bw {
-			b := i*bw + j
-			v = v<<1 | uint32(buf[b>>3]>>(7-b&7)&1)
-		}
-		if v == want {
-			eq++
-		}
-	}
-	return eq
-}
-
-// unpack returns value i of bit-packed values of width bw <= 32 (LSB
-// first): one 8-byte load where buf has 8 bytes from the value's first,
-// bit by bit at the end of buf.
-func unpack(buf []byte, i, bw int) uint32 {
-	bit := i * bw
-	if p := bit >> 3; p+8 <= len(buf) {
-		return uint32(binary.LittleEndian.Uint64(buf[p:]) >> (bit & 7) & (1<<bw - 1))
-	}
-	var v uint64
-	for j := 0; j < bw; j++ {
-		b := bit + j
-		v |= uint64(buf[b>>3]>>(b&7)&1) << j
-	}
-	return uint32(v)
 }

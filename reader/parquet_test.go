@@ -1,16 +1,17 @@
 package reader
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/apache/arrow/go/v15/arrow"
-	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/parquet"
-	"github.com/apache/arrow/go/v15/parquet/compress"
-	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // TestParquetRowGroups checks that each row group is one block, and that a
@@ -76,51 +77,52 @@ func TestParquetForeign(t *testing.T) {
 	}
 }
 
-// TestUnpack checks the word-at-a-time unpack against the bit-at-a-time
-// definition for every width and position, including the last values of
-// a buffer, where fewer than 8 bytes remain.
-func TestUnpack(t *testing.T) {
-	rng := testRand()
-	buf := make([]byte, 37)
-	for i := range buf {
-		buf[i] = byte(rng.Uint32())
-	}
-	for bw := 0; bw <= 32; bw++ {
-		for i := 0; bw == 0 && i < 8 || bw > 0 && (i+1)*bw <= 8*len(buf); i++ {
-			var want uint32
-			for j := range bw {
-				b := i*bw + j
-				want |= uint32(buf[b>>3]>>(b&7)&1) << j
-			}
-			if got := unpack(buf, i, bw); got != want {
-				t.Fatalf("width %d, value %d: got %#x, want %#x", bw, i, got, want)
-			}
+// The Parquet writer writes, byte for byte, what pqarrow's FileWriter
+// writes for the package schema with the Arrow schema stored, so that
+// Arrow tools read the files as they would pqarrow's; an empty row and
+// every codec included.
+func TestParquetWriterMatchesPqarrow(t *testing.T) {
+	m := sampleCSR(testRand(), 45)
+	m.Labels = append(m.Labels, 1)
+	m.Ptr = append(m.Ptr, m.Ptr[len(m.Ptr)-1]) // an empty last row
+	const batch = 16
+	for _, codec := range []compress.Compression{compress.Codecs.Zstd, compress.Codecs.Snappy, compress.Codecs.Uncompressed} {
+		props := func() *parquet.WriterProperties {
+			return parquet.NewWriterProperties(parquet.WithCompression(codec), parquet.WithMaxRowGroupLength(batch),
+				parquet.WithDataPageVersion(parquet.DataPageV2))
 		}
-	}
-}
-
-// TestHybridRunsBound checks the dictionary-index bound on both kinds of
-// run: a bit-packed group of 8 values of width 3 (0..7) and an RLE run.
-func TestHybridRunsBound(t *testing.T) {
-	packed := []byte{1<<1 | 1, 0b10001000, 0b11000110, 0b11111010} // one group: 0, 1, ..., 7
-	rle := []byte{5 << 1, 6}                                       // 5 copies of 6
-	for _, tc := range []struct {
-		name  string
-		buf   []byte
-		n     int
-		bound int64
-		want  bool
-	}{
-		{"packed, unchecked", packed, 8, -1, true},
-		{"packed, all below 8", packed, 8, 8, true},
-		{"packed, 7 not below 7", packed, 8, 7, false},
-		{"packed, first 7 below 7", packed, 7, 7, true},
-		{"rle, below 7", rle, 5, 7, true},
-		{"rle, 6 not below 6", rle, 5, 6, false},
-		{"rle, short", rle, 6, 7, false},
-	} {
-		if got := hybridRuns(tc.buf, 3, tc.n, tc.bound); got != tc.want {
-			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		var got, want bytes.Buffer
+		pw, err := newParquetWriter(&got, props())
+		if err != nil {
+			t.Fatal(err)
+		}
+		qw, err := pqarrow.NewFileWriter(rowSchema, &want, props(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for lo := 0; lo < m.Rows(); lo += batch {
+			hi := min(lo+batch, m.Rows())
+			offs := make([]int32, 0, hi-lo+1)
+			for _, p := range m.Ptr[lo : hi+1] {
+				offs = append(offs, int32(p-m.Ptr[lo]))
+			}
+			rec := csrRecord(m.Labels[lo:hi], offs, m.Idx[m.Ptr[lo]:m.Ptr[hi]], m.Val[m.Ptr[lo]:m.Ptr[hi]])
+			if err := pw.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+			if err := qw.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+			rec.Release()
+		}
+		if err := pw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := qw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%v: %d bytes written, pqarrow writes %d other bytes", codec, got.Len(), want.Len())
 		}
 	}
 }

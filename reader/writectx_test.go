@@ -11,12 +11,12 @@ import (
 // An output whose context is cancelled before Close is discarded in every
 // format: Close (or an earlier Write) returns the context's error and
 // neither the file nor a temporary is left.
-func TestWithWriteContextDiscards(t *testing.T) {
+func TestWithContextDiscardsOutput(t *testing.T) {
 	rows := cacheRows(3000, 4)
 	for _, name := range []string{"x.libsvm", "x.libsvm.zst", "x.arrow", "x.arrows", "x.parquet"} {
 		dir := t.TempDir()
 		ctx, cancel := context.WithCancel(context.Background())
-		w, err := CreateBlocks(filepath.Join(dir, name), WithWriteContext(ctx))
+		w, err := CreateBlocks(filepath.Join(dir, name), WithContext(ctx))
 		if err != nil {
 			t.Fatal(err)
 		}

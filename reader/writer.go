@@ -120,7 +120,7 @@ type OutputFile struct {
 	enc  io.Writer        // cw, or a compressor writing to cw
 	zc   io.Closer        // the compressor, if any
 	done bool             // Close or Abort has run
-	ctx  context.Context  // WithWriteContext's (CreateBlocks); nil: none
+	ctx  context.Context  // WithContext's (CreateBlocks); nil: none
 }
 
 // cancelled returns the error of o's context once it is cancelled.
@@ -183,37 +183,20 @@ func (l ZstdLevel) encoderLevel() (lvl zstd.EncoderLevel, ok bool) {
 	return 0, false
 }
 
-// OutputOption configures CreateCompressed.
-type OutputOption func(*outputOptions) error
-
-type outputOptions struct {
-	zstdLevel ZstdLevel
-	file      []atomicfile.Option // rules for the destination (CreateCache)
-}
-
 // WithZstdLevel sets the compression level of a .zst output (default
 // ZstdBetter); other outputs ignore it. A value outside the enum makes
 // CreateCompressed fail.
 //
 // The encoder compresses one stream on one core (its second goroutine only
-// overlaps writing), so its speed bounds how fast an output can be written.
-// Measured on the 2-core development machine, writing LIBSVM text in 2 MiB
-// pieces; speed in MB of text per second with the machine otherwise idle
-// (about half that under heavy load), size as a fraction of the text, for
-// MNIST train (129 MB) and for generated MNIST8m rows (synth, 328 MB):
-//
-//	level     speed      MNIST   MNIST8m
-//	fastest   214 MB/s   25.8%   27.1%
-//	default   169 MB/s   22.5%   23.7%
-//	better     87 MB/s   20.5%   21.9%
-//	best       23 MB/s   18.0%   19.3%
-func WithZstdLevel(l ZstdLevel) OutputOption {
-	return func(o *outputOptions) error {
+// overlaps writing), so its speed bounds how fast an output can be written;
+// higher levels are slower and smaller.
+func WithZstdLevel(l ZstdLevel) Option {
+	return func(o *options) {
 		if _, ok := l.encoderLevel(); !ok {
-			return fmt.Errorf("zstd level %v: not one of fastest, default, better, best", l)
+			o.err = fmt.Errorf("zstd level %v: not one of fastest, default, better, best", l)
+			return
 		}
 		o.zstdLevel = l
-		return nil
 	}
 }
 
@@ -230,12 +213,10 @@ func WithZstdLevel(l ZstdLevel) OutputOption {
 // then flushes but does not close os.Stdout, and Abort cannot take back what
 // was written. See OutputFile for the rules by which the path is written.
 // An invalid option is an error naming the path, and nothing is created.
-func CreateCompressed(path string, opts ...OutputOption) (*OutputFile, error) {
-	var cfg outputOptions
-	for _, opt := range opts {
-		if err := opt(&cfg); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
+func CreateCompressed(path string, opts ...Option) (*OutputFile, error) {
+	cfg := buildOptions(opts)
+	if cfg.err != nil {
+		return nil, fmt.Errorf("%s: %w", path, cfg.err)
 	}
 	ext := strings.ToLower(filepath.Ext(path))
 	if path == "-" {

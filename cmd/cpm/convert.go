@@ -259,7 +259,7 @@ func convertOutput(ctx context.Context, out string, format reader.Format, source
 	case format == reader.Cache:
 		return reader.CreateCache(out, source, lim.opts(ctx)...)
 	}
-	return reader.CreateBlocks(out, reader.WithCompression(compression), reader.WithBatchRows(batchRows), reader.WithWriteContext(ctx))
+	return reader.CreateBlocks(out, reader.WithCompression(compression), reader.WithBatchRows(batchRows), reader.WithContext(ctx))
 }
 
 // convertCounts are what convert reports of the rows it copied.

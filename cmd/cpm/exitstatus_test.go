@@ -191,6 +191,9 @@ func TestExitStatusClassification(t *testing.T) {
 		{&reader.SchemaError{Path: "x", Column: "label", Msg: "type int64"}, exitBadInput},
 		{&reader.CacheError{Path: "x", Offset: 8, Err: reader.ErrCorrupt}, exitBadInput},
 		{&reader.CacheError{Path: "x", Offset: 8, Err: pathErr}, exitIO},
+		{&reader.RowError{Path: "x", Row: 1, Column: "label", Err: fmt.Errorf("%w: label", reader.ErrNull)}, exitBadInput},
+		{fmt.Errorf("shard 2: %w", &reader.ParseError{Path: "x", Line: 1, Col: 9, Err: reader.ErrIndexRange}), exitBadInput},
+		{fmt.Errorf("x.parquet: row group 1: %w: %w", reader.ErrCorrupt, pathErr), exitBadInput}, // corrupt before I/O
 		{fmt.Errorf("load: %w", &model.FormatError{Name: "m", Offset: 4, Err: model.ErrChecksum}), exitBadInput},
 		{fmt.Errorf("predict: %w", model.ErrInvalid), exitBadInput},
 		{&fs.PathError{Op: "open", Path: "x", Err: fs.ErrNotExist}, exitIO},

@@ -218,31 +218,23 @@ func exitStatus(err error) int {
 }
 
 // isBadInput reports whether err says that a data or model file is
-// malformed: a reader position error (*reader.ParseError, RowError,
-// SchemaError, CacheError) that does not merely carry an I/O failure, an
-// error wrapping reader.ErrCorrupt, or a model file the model package (or
-// a learner's loader) refuses, or a run or model beyond --max-memory.
+// malformed: a reader error of the reader.ErrBadInput class (a parse, row,
+// schema or cache error that does not merely carry an I/O failure, or a
+// corrupt file), a model file the model package (or a learner's loader)
+// refuses, or a run or model beyond --max-memory.
 func isBadInput(err error) bool {
 	if errors.As(err, new(*model.FormatError)) ||
-		errors.As(err, new(*sgd.CheckpointError)) ||
-		errors.As(err, new(*reader.RowError)) ||
-		errors.As(err, new(*reader.SchemaError)) {
+		errors.As(err, new(*sgd.CheckpointError)) {
 		return true
 	}
 	for _, kind := range []error{
-		reader.ErrCorrupt, reader.ErrSchema, sgd.ErrNoRows, cv.ErrNoData, shard.ErrIncomplete, shard.ErrManifestMismatch, sgd.ErrMemoryLimit,
+		reader.ErrBadInput, sgd.ErrNoRows, cv.ErrNoData, shard.ErrIncomplete, shard.ErrManifestMismatch, sgd.ErrMemoryLimit,
 		model.ErrNotModel, model.ErrVersion, model.ErrTruncated, model.ErrChecksum, model.ErrCorrupt, model.ErrInvalid,
 		plume.ErrModel, input.ErrInputChanged,
 	} {
 		if errors.Is(err, kind) {
 			return true
 		}
-	}
-	if pe := (*reader.ParseError)(nil); errors.As(err, &pe) {
-		return !isIOError(pe.Err)
-	}
-	if ce := (*reader.CacheError)(nil); errors.As(err, &ce) {
-		return !isIOError(ce.Err)
 	}
 	return false
 }

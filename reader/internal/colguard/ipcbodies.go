@@ -1,4 +1,4 @@
-package reader
+package colguard
 
 import (
 	"encoding/binary"
@@ -8,18 +8,19 @@ import (
 
 // An Arrow IPC record batch with compressed buffers stores each buffer as
 // an int64 uncompressed length followed by one LZ4 frame or zstd frames.
-// The Arrow library resizes its buffer to that length, through the
-// cappedAllocator, and then reads it from klauspost/compress's streaming
-// zstd decoder, which allocates each frame's declared window before it
-// decodes a byte: a 100-byte buffer declaring a 500 MB frame makes it
-// allocate about 500 MB outside the allocator's bound. checkIPCBody reads
-// the zstd frame headers before the library decodes them. LZ4 frames need
-// no check: their blocks are at most 4 MiB.
+// The Arrow library resizes its buffer to that length and then reads it
+// from klauspost/compress's streaming zstd decoder, which allocates each
+// frame's declared window before it decodes a byte: a 100-byte buffer
+// declaring a 500 MB frame makes it allocate about 500 MB. CheckIPCBody reads
+// the zstd frame headers before the library decodes them; arrow-go v18
+// needs it (TestArrowZstdWindowBomb allocates 256 MiB without it, and
+// TestCheckIPCBody's buffers outside the body). LZ4 frames need no check:
+// their blocks are at most 4 MiB.
 
-// ipcBlock is a message of an Arrow IPC file as its footer lists it: the
+// Block is a message of an Arrow IPC file as its footer lists it: the
 // metadata (with its length prefix) at off, then the body.
-type ipcBlock struct {
-	off, meta, body int64
+type Block struct {
+	Off, Meta, Body int64
 }
 
 // Arrow IPC flatbuffer tables and unions used below (format/Message.fbs).
@@ -29,17 +30,17 @@ const (
 	codecZstd          = 1 // CompressionType; 0 is LZ4_FRAME
 )
 
-// checkFileMessage checks the compressed buffers of the message at blk of
+// CheckFileMessage checks the compressed buffers of the message at blk of
 // the Arrow IPC file r, reading its metadata as the Arrow library does
 // (fileBlock.NewMessage). A message the library cannot parse is left for it
 // to refuse.
-func checkFileMessage(r io.ReaderAt, blk ipcBlock, w *windowReader, limit int) error {
-	if blk.meta < 8 {
+func CheckFileMessage(r io.ReaderAt, blk Block, w *WindowReader, limit int) error {
+	if blk.Meta < 8 {
 		return nil
 	}
-	meta := make(fbuf, blk.meta)
-	if _, err := r.ReadAt(meta, blk.off); err != nil {
-		return fmt.Errorf("reading message metadata at byte %d: %w", blk.off, inMessage(err))
+	meta := make(FB, blk.Meta)
+	if _, err := r.ReadAt(meta, blk.Off); err != nil {
+		return fmt.Errorf("reading message metadata at byte %d: %w", blk.Off, InMessage(err))
 	}
 	switch binary.LittleEndian.Uint32(meta) {
 	case 0:
@@ -49,38 +50,38 @@ func checkFileMessage(r io.ReaderAt, blk ipcBlock, w *windowReader, limit int) e
 		meta = meta[4:]
 	}
 	w.reset(r)
-	return checkIPCBody(meta, w, blk.off+blk.meta, blk.body, limit)
+	return CheckIPCBody(meta, w, blk.Off+blk.Meta, blk.Body, limit)
 }
 
-// checkIPCBody checks the buffers of a record batch or dictionary batch
+// CheckIPCBody checks the buffers of a record batch or dictionary batch
 // message whose flatbuffer is meta and whose body is the bodyLen bytes at
 // bodyOff of w: every buffer lies in the body; a compressed buffer declares
 // an uncompressed length of at most limit; and its zstd frames pass
 // checkZstd for a streaming decoder. Other messages pass unchecked.
-func checkIPCBody(meta fbuf, w *windowReader, bodyOff, bodyLen int64, limit int) error {
-	root, err := meta.root()
+func CheckIPCBody(meta FB, w *WindowReader, bodyOff, bodyLen int64, limit int) error {
+	root, err := meta.Root()
 	if err != nil {
 		return err
 	}
-	ht, err := meta.field(root, 1) // header_type
+	ht, err := meta.Field(root, 1) // header_type
 	if err != nil || ht < 0 || ht >= int64(len(meta)) {
 		return err
 	}
-	p, err := meta.field(root, 2) // header
+	p, err := meta.Field(root, 2) // header
 	if err != nil || p < 0 {
 		return err
 	}
-	rb, err := meta.deref(p)
+	rb, err := meta.Deref(p)
 	if err != nil {
 		return err
 	}
 	switch meta[ht] {
 	case msgRecordBatch:
 	case msgDictionaryBatch:
-		if p, err = meta.field(rb, 1); err != nil || p < 0 { // data
+		if p, err = meta.Field(rb, 1); err != nil || p < 0 { // data
 			return err
 		}
-		if rb, err = meta.deref(p); err != nil {
+		if rb, err = meta.Deref(p); err != nil {
 			return err
 		}
 	default:
@@ -89,21 +90,21 @@ func checkIPCBody(meta fbuf, w *windowReader, bodyOff, bodyLen int64, limit int)
 	// The compression table (field 3) is absent for uncompressed bodies;
 	// its codec defaults to LZ4_FRAME.
 	codec := -1
-	if p, err := meta.field(rb, 3); err != nil {
+	if p, err := meta.Field(rb, 3); err != nil {
 		return err
 	} else if p >= 0 {
-		comp, err := meta.deref(p)
+		comp, err := meta.Deref(p)
 		if err != nil {
 			return err
 		}
 		codec = 0
-		if c, err := meta.field(comp, 0); err != nil {
+		if c, err := meta.Field(comp, 0); err != nil {
 			return err
 		} else if c >= 0 && c < int64(len(meta)) {
 			codec = int(meta[c])
 		}
 	}
-	start, n, err := meta.vector(rb, 2, 16) // buffers: [Buffer{offset, length}]
+	start, n, err := meta.Vector(rb, 2, 16) // buffers: [Buffer{offset, length}]
 	if err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func checkIPCBody(meta fbuf, w *windowReader, bodyOff, bodyLen int64, limit int)
 		}
 		h, err := w.at(bodyOff+off, 8)
 		if err != nil {
-			return fmt.Errorf("buffer %d: %w", i, inMessage(err))
+			return fmt.Errorf("buffer %d: %w", i, InMessage(err))
 		}
 		uncomp := int64(binary.LittleEndian.Uint64(h))
 		switch {

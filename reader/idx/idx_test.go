@@ -1,4 +1,4 @@
-package reader_test
+package idx_test
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/idx"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -45,7 +46,7 @@ func TestReadIDX(t *testing.T) {
 		0, 0, 0, // second image is all black
 		0, 0, 0,
 	}
-	m, err := reader.ReadIDX(bytes.NewReader(idxImages(2, 2, 3, pix)), bytes.NewReader(idxLabels(3, 9)), "img", "lab")
+	m, err := idx.Read(bytes.NewReader(idxImages(2, 2, 3, pix)), bytes.NewReader(idxLabels(3, 9)), "img", "lab")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestReadIDX(t *testing.T) {
 }
 
 func TestReadIDXEmpty(t *testing.T) {
-	m, err := reader.ReadIDX(bytes.NewReader(idxImages(0, 28, 28, nil)), bytes.NewReader(idxLabels()), "img", "lab")
+	m, err := idx.Read(bytes.NewReader(idxImages(0, 28, 28, nil)), bytes.NewReader(idxLabels()), "img", "lab")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,30 +91,30 @@ func TestReadIDXErrors(t *testing.T) {
 		file           string // the file the error must name
 		offset         int64
 	}{
-		{"image magic", idxFile(0x801, []uint32{2, 1, 2}, []byte{1, 2, 3, 4}), idxLabels(1, 2), reader.ErrIDXMagic, "img", 0},
-		{"label magic", good, idxFile(0x803, []uint32{2}, []byte{1, 2}), reader.ErrIDXMagic, "lab", 0},
-		{"count mismatch", good, idxLabels(1, 2, 3), reader.ErrIDXCount, "lab", 4},
-		{"short image header", good[:10], idxLabels(1, 2), reader.ErrIDXTruncated, "img", 10},
-		{"short label header", good, idxLabels(1, 2)[:5], reader.ErrIDXTruncated, "lab", 5},
-		{"truncated pixels", good[:len(good)-1], idxLabels(1, 2), reader.ErrIDXTruncated, "img", 19},
-		{"truncated labels", good, idxLabels(1, 2)[:9], reader.ErrIDXTruncated, "lab", 9},
-		{"label 10", good, idxLabels(1, 10), reader.ErrIDXLabel, "lab", 9},
-		{"trailing pixels", append(good, 0), idxLabels(1, 2), reader.ErrIDXTrailing, "img", 20},
-		{"trailing labels", good, append(idxLabels(1, 2), 0), reader.ErrIDXTrailing, "lab", 10},
-		{"too many pixels", idxImages(1, 1025, 1024, nil), idxLabels(1), reader.ErrIDXTooLarge, "img", 8},
-		{"too many images", idxImages(reader.MaxIDXItems+1, 28, 28, nil), idxFile(0x801, []uint32{reader.MaxIDXItems + 1}, nil), reader.ErrIDXTooLarge, "img", 4},
-		{"huge dims", idxImages(1, 1<<31, 1<<31, nil), idxLabels(1), reader.ErrIDXTooLarge, "img", 8},
+		{"image magic", idxFile(0x801, []uint32{2, 1, 2}, []byte{1, 2, 3, 4}), idxLabels(1, 2), idx.ErrMagic, "img", 0},
+		{"label magic", good, idxFile(0x803, []uint32{2}, []byte{1, 2}), idx.ErrMagic, "lab", 0},
+		{"count mismatch", good, idxLabels(1, 2, 3), idx.ErrCount, "lab", 4},
+		{"short image header", good[:10], idxLabels(1, 2), idx.ErrTruncated, "img", 10},
+		{"short label header", good, idxLabels(1, 2)[:5], idx.ErrTruncated, "lab", 5},
+		{"truncated pixels", good[:len(good)-1], idxLabels(1, 2), idx.ErrTruncated, "img", 19},
+		{"truncated labels", good, idxLabels(1, 2)[:9], idx.ErrTruncated, "lab", 9},
+		{"label 10", good, idxLabels(1, 10), idx.ErrLabel, "lab", 9},
+		{"trailing pixels", append(good, 0), idxLabels(1, 2), idx.ErrTrailing, "img", 20},
+		{"trailing labels", good, append(idxLabels(1, 2), 0), idx.ErrTrailing, "lab", 10},
+		{"too many pixels", idxImages(1, 1025, 1024, nil), idxLabels(1), idx.ErrTooLarge, "img", 8},
+		{"too many images", idxImages(idx.MaxItems+1, 28, 28, nil), idxFile(0x801, []uint32{idx.MaxItems + 1}, nil), idx.ErrTooLarge, "img", 4},
+		{"huge dims", idxImages(1, 1<<31, 1<<31, nil), idxLabels(1), idx.ErrTooLarge, "img", 8},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := reader.ReadIDX(bytes.NewReader(tt.images), bytes.NewReader(tt.labels), "img", "lab")
+			m, err := idx.Read(bytes.NewReader(tt.images), bytes.NewReader(tt.labels), "img", "lab")
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
 			if m != nil {
 				t.Errorf("got a result with the error")
 			}
-			var ie *reader.IDXError
+			var ie *idx.Error
 			if !errors.As(err, &ie) {
 				t.Fatalf("err %T is not an *IDXError", err)
 			}
@@ -130,13 +131,13 @@ func TestReadIDXErrors(t *testing.T) {
 // A header claiming the largest allowed count over almost no data must fail
 // as truncated without allocating for the claimed size.
 func TestReadIDXHostileHeader(t *testing.T) {
-	n := uint32(reader.MaxIDXItems)
+	n := uint32(idx.MaxItems)
 	labels := idxFile(0x801, []uint32{n}, make([]byte, 100))
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := reader.ReadIDX(bytes.NewReader(idxImages(n, 1024, 1024, nil)), bytes.NewReader(labels), "img", "lab")
+	_, err := idx.Read(bytes.NewReader(idxImages(n, 1024, 1024, nil)), bytes.NewReader(labels), "img", "lab")
 	runtime.ReadMemStats(&after)
-	if !errors.Is(err, reader.ErrIDXTruncated) {
+	if !errors.Is(err, idx.ErrTruncated) {
 		t.Fatalf("err = %v, want ErrIDXTruncated", err)
 	}
 	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
@@ -148,7 +149,7 @@ func TestReadIDXHostileHeader(t *testing.T) {
 // gzip-compressed, labels plain) and compares them with the rows written by
 // the independent generator testdata/mnist/mkfixture.js.
 func TestLoadIDXFixture(t *testing.T) {
-	dir := filepath.Join("..", "testdata", "mnist")
+	dir := filepath.Join("..", "..", "testdata", "mnist")
 	m, err := reader.LoadIDX(filepath.Join(dir, "t10k-5-images-idx3-ubyte.gz"), filepath.Join(dir, "t10k-5-labels-idx1-ubyte"))
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +273,7 @@ func BenchmarkReadIDX(b *testing.B) {
 	b.SetBytes(int64(len(images)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := reader.ReadIDX(bytes.NewReader(images), bytes.NewReader(labels), "img", "lab"); err != nil {
+		if _, err := idx.Read(bytes.NewReader(images), bytes.NewReader(labels), "img", "lab"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -286,7 +287,7 @@ func FuzzReadIDX(f *testing.F) {
 	f.Add(idxImages(1, 1, 1, []byte{7}), idxLabels(10))
 	f.Add(idxImages(0, 0, 0, nil), idxLabels())
 	f.Fuzz(func(t *testing.T, images, labels []byte) {
-		m, err := reader.ReadIDX(bytes.NewReader(images), bytes.NewReader(labels), "img", "lab")
+		m, err := idx.Read(bytes.NewReader(images), bytes.NewReader(labels), "img", "lab")
 		if err != nil {
 			if m != nil {
 				t.Fatal("result with an error")

@@ -1,4 +1,4 @@
-package reader
+package idx
 
 import (
 	"bufio"
@@ -19,40 +19,40 @@ const (
 )
 
 // Limits on the header of an idx file, checked before anything is allocated
-// so that a corrupt or hostile header cannot make ReadIDX reserve gigabytes.
+// so that a corrupt or hostile header cannot make Read reserve gigabytes.
 const (
-	// MaxIDXPixels is the largest rows×cols accepted for one image (MNIST has
+	// MaxPixels is the largest rows×cols accepted for one image (MNIST has
 	// 28×28 = 784).
-	MaxIDXPixels = 1 << 20
-	// MaxIDXItems is the largest image or label count accepted (MNIST has
+	MaxPixels = 1 << 20
+	// MaxItems is the largest image or label count accepted (MNIST has
 	// 60000 training and 10000 test images).
-	MaxIDXItems = 1 << 28
+	MaxItems = 1 << 28
 )
 
 // Sentinel errors of the idx decoder. They are returned wrapped in an
-// *IDXError that names the file and the byte offset; test with errors.Is.
+// *Error that names the file and the byte offset; test with errors.Is.
 var (
-	ErrIDXMagic     = errors.New("bad idx magic number")
-	ErrIDXCount     = errors.New("image and label counts differ")
-	ErrIDXTruncated = errors.New("idx file is truncated")
-	ErrIDXTrailing  = errors.New("idx file has data after its last item")
-	ErrIDXLabel     = errors.New("idx label is not a digit 0..9")
-	ErrIDXTooLarge  = errors.New("idx dimensions exceed the decoder's limits")
+	ErrMagic     = errors.New("bad idx magic number")
+	ErrCount     = errors.New("image and label counts differ")
+	ErrTruncated = errors.New("idx file is truncated")
+	ErrTrailing  = errors.New("idx file has data after its last item")
+	ErrLabel     = errors.New("idx label is not a digit 0..9")
+	ErrTooLarge  = errors.New("idx dimensions exceed the decoder's limits")
 )
 
-// IDXError is a failure to decode an idx file. Offset is the byte offset in
+// Error is a failure to decode an idx file. Offset is the byte offset in
 // the decompressed stream where the offending field starts.
-type IDXError struct {
-	Name   string // file name as given to ReadIDX, or the path given to LoadIDX
+type Error struct {
+	Name   string // file name as given to Read, or the path given to LoadIDX
 	Offset int64
-	Err    error // wraps one of the ErrIDX sentinels, or an I/O error
+	Err    error // wraps one of the Err sentinels, or an I/O error
 }
 
-func (e *IDXError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("%s: offset %d: %v", e.Name, e.Offset, e.Err)
 }
 
-func (e *IDXError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
 // idxPixelValue[p] is the feature value of pixel p: p/255 rounded to float32.
 var idxPixelValue = func() (t [256]float32) {
@@ -62,7 +62,7 @@ var idxPixelValue = func() (t [256]float32) {
 	return t
 }()
 
-// ReadIDX decodes an MNIST image file and its label file, both in the
+// Read decodes an MNIST image file and its label file, both in the
 // uncompressed idx format of LeCun et al. (http://yann.lecun.com/exdb/mnist/):
 //
 //	images: uint32 0x00000803, uint32 n, uint32 rows, uint32 cols, n·rows·cols pixels (uint8)
@@ -76,13 +76,13 @@ var idxPixelValue = func() (t [256]float32) {
 //
 // imagesName and labelsName name the two inputs in errors. Any malformed input
 // — a wrong magic number, different counts, a truncated file, bytes after the
-// last item, a label above 9, or a header beyond MaxIDXPixels or MaxIDXItems —
-// is reported as an *IDXError wrapping one of the ErrIDX sentinels.
+// last item, a label above 9, or a header beyond MaxPixels or MaxItems —
+// is reported as an *Error wrapping one of the Err sentinels.
 //
-// ReadIDX reads both inputs to EOF (so a gzip reader gets to verify its
+// Read reads both inputs to EOF (so a gzip reader gets to verify its
 // checksum) and does its own buffering; the readers need not be buffered.
 // Memory use is the result plus the labels and one image.
-func ReadIDX(images, labels io.Reader, imagesName, labelsName string) (*sparsevec.CSR, error) {
+func Read(images, labels io.Reader, imagesName, labelsName string) (*sparsevec.CSR, error) {
 	img := idxStream{r: bufio.NewReaderSize(images, 256<<10), name: imagesName}
 	lab := idxStream{r: labels, name: labelsName}
 
@@ -95,23 +95,23 @@ func ReadIDX(images, labels io.Reader, imagesName, labelsName string) (*sparseve
 		return nil, err
 	}
 	if m := binary.BigEndian.Uint32(ih[0:]); m != idxImagesMagic {
-		return nil, img.errorf(0, "%w: got 0x%08x, want 0x%08x (idx3 unsigned-byte images)", ErrIDXMagic, m, idxImagesMagic)
+		return nil, img.errorf(0, "%w: got 0x%08x, want 0x%08x (idx3 unsigned-byte images)", ErrMagic, m, idxImagesMagic)
 	}
 	if m := binary.BigEndian.Uint32(lh[0:]); m != idxLabelsMagic {
-		return nil, lab.errorf(0, "%w: got 0x%08x, want 0x%08x (idx1 unsigned-byte labels)", ErrIDXMagic, m, idxLabelsMagic)
+		return nil, lab.errorf(0, "%w: got 0x%08x, want 0x%08x (idx1 unsigned-byte labels)", ErrMagic, m, idxLabelsMagic)
 	}
 	n := uint64(binary.BigEndian.Uint32(ih[4:]))
 	rows := uint64(binary.BigEndian.Uint32(ih[8:]))
 	cols := uint64(binary.BigEndian.Uint32(ih[12:]))
 	nl := uint64(binary.BigEndian.Uint32(lh[4:]))
-	if n > MaxIDXItems {
-		return nil, img.errorf(4, "%w: %d images, limit %d", ErrIDXTooLarge, n, MaxIDXItems)
+	if n > MaxItems {
+		return nil, img.errorf(4, "%w: %d images, limit %d", ErrTooLarge, n, MaxItems)
 	}
-	if rows*cols > MaxIDXPixels { // both < 2³², so the product does not overflow
-		return nil, img.errorf(8, "%w: %d×%d pixels per image, limit %d", ErrIDXTooLarge, rows, cols, MaxIDXPixels)
+	if rows*cols > MaxPixels { // both < 2³², so the product does not overflow
+		return nil, img.errorf(8, "%w: %d×%d pixels per image, limit %d", ErrTooLarge, rows, cols, MaxPixels)
 	}
 	if nl != n {
-		return nil, lab.errorf(4, "%w: %d labels for %d images in %s", ErrIDXCount, nl, n, imagesName)
+		return nil, lab.errorf(4, "%w: %d labels for %d images in %s", ErrCount, nl, n, imagesName)
 	}
 
 	// Labels first: they are small, and a bad one fails before the pixels
@@ -125,7 +125,7 @@ func ReadIDX(images, labels io.Reader, imagesName, labelsName string) (*sparseve
 	digits := lb.Bytes()
 	for i, d := range digits {
 		if d > 9 {
-			return nil, lab.errorf(8+int64(i), "%w: label %d is %d", ErrIDXLabel, i, d)
+			return nil, lab.errorf(8+int64(i), "%w: label %d is %d", ErrLabel, i, d)
 		}
 	}
 	if err := lab.expectEOF(); err != nil {
@@ -166,24 +166,6 @@ func ReadIDX(images, labels io.Reader, imagesName, labelsName string) (*sparseve
 	return m, nil
 }
 
-// LoadIDX opens an MNIST image file and label file with Open and decodes
-// them with ReadIDX. Either file may be compressed — gzip as distributed by
-// LeCun et al. (train-images-idx3-ubyte.gz), zstd or bzip2 — which Open
-// detects from the magic bytes, not from the file name. Errors name the paths.
-func LoadIDX(imagesPath, labelsPath string) (*sparsevec.CSR, error) {
-	images, err := Open(imagesPath)
-	if err != nil {
-		return nil, err
-	}
-	defer images.Close()
-	labels, err := Open(labelsPath)
-	if err != nil {
-		return nil, err
-	}
-	defer labels.Close()
-	return ReadIDX(images, labels, imagesPath, labelsPath)
-}
-
 // idxStream tracks the name and byte offset of one input for error messages.
 type idxStream struct {
 	r    io.Reader
@@ -192,7 +174,7 @@ type idxStream struct {
 }
 
 func (s *idxStream) errorf(off int64, format string, args ...any) error {
-	return &IDXError{Name: s.name, Offset: off, Err: fmt.Errorf(format, args...)}
+	return &Error{Name: s.name, Offset: off, Err: fmt.Errorf(format, args...)}
 }
 
 // readFull fills p. what and item (if not negative) name the item being
@@ -206,18 +188,18 @@ func (s *idxStream) readFull(p []byte, what string, item int) error {
 	return nil
 }
 
-// readError turns a short read into ErrIDXTruncated and anything else into an
+// readError turns a short read into ErrTruncated and anything else into an
 // I/O error, both positioned at the current offset. A decompressor's
-// complaint about a cut-off stream is kept alongside ErrIDXTruncated.
+// complaint about a cut-off stream is kept alongside ErrTruncated.
 func (s *idxStream) readError(err error, what string, item int) error {
 	if item >= 0 {
 		what = fmt.Sprintf("%s %d", what, item)
 	}
 	switch {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
-		return s.errorf(s.off, "%w: end of data in %s", ErrIDXTruncated, what)
+		return s.errorf(s.off, "%w: end of data in %s", ErrTruncated, what)
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return s.errorf(s.off, "%w: end of data in %s: %w", ErrIDXTruncated, what, err)
+		return s.errorf(s.off, "%w: end of data in %s: %w", ErrTruncated, what, err)
 	}
 	return s.errorf(s.off, "reading %s: %w", what, err)
 }
@@ -229,7 +211,7 @@ func (s *idxStream) expectEOF() error {
 	for range 100 {
 		k, err := s.r.Read(b[:])
 		if k > 0 {
-			return s.errorf(s.off, "%w", ErrIDXTrailing)
+			return s.errorf(s.off, "%w", ErrTrailing)
 		}
 		if errors.Is(err, io.EOF) {
 			return nil

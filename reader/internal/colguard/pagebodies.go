@@ -1,4 +1,4 @@
-package reader
+package colguard
 
 import (
 	"encoding/binary"
@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/golang/snappy"
 	"github.com/klauspost/compress/zstd"
 )
@@ -17,25 +17,30 @@ import (
 // of its header, zstd (klauspost/compress) the frame content size of each
 // frame's header, and a zstd frame without one decodes as far as its
 // blocks go, 128 KiB from a 4-byte RLE block. A page of a few kilobytes
-// can so make it allocate gigabytes. checkPageBody reads the codec's own
-// size fields before the library decodes the page. Gzip and Brotli decode
+// can so make it allocate gigabytes. CheckPageBody reads the codec's own
+// size fields before the library decodes the page. The inputs that need it
+// are those of TestCheckPageBodies: a snappy body claiming more than its
+// page's uncompressed size, a zstd frame whose content size exceeds it,
+// and zstd RLE blocks decoding past the file's limit; arrow-go v18's
+// snappy and zstd codecs (snappy.Decode, zstd DecodeAll without a memory
+// limit) allocate what those headers claim. Gzip and Brotli decode
 // into the page buffer and stop at its end, so they need no check.
 
 // maxZstdBlock is the largest output of one compressed zstd block
 // (RFC 8878, Block_Maximum_Size).
 const maxZstdBlock = 128 << 10
 
-// windowReader reads small pieces of r at increasing offsets through one
+// WindowReader reads small pieces of r at increasing offsets through one
 // 64 KiB window, so that walking a zstd page's block headers costs a read
 // per window, not per block.
-type windowReader struct {
+type WindowReader struct {
 	r   io.ReaderAt
 	buf []byte
 	off int64 // file offset of buf[0]
 }
 
 // reset points w at r, dropping what it holds of the previous reader.
-func (w *windowReader) reset(r io.ReaderAt) {
+func (w *WindowReader) reset(r io.ReaderAt) {
 	if w.r == nil { // buf was another's memory (resetMem)
 		w.buf = nil
 	}
@@ -45,10 +50,10 @@ func (w *windowReader) reset(r io.ReaderAt) {
 // resetMem points w at bytes already in memory, b, which sit at offset
 // off of the file: at then returns pieces of b itself, copying nothing,
 // and an error for bytes outside b.
-func (w *windowReader) resetMem(b []byte, off int64) { w.r, w.buf, w.off = nil, b, off }
+func (w *WindowReader) resetMem(b []byte, off int64) { w.r, w.buf, w.off = nil, b, off }
 
 // at returns n <= 64 KiB bytes at off, or an error if they are not in r.
-func (w *windowReader) at(off int64, n int) ([]byte, error) {
+func (w *WindowReader) at(off int64, n int) ([]byte, error) {
 	if off >= w.off && off+int64(n) <= w.off+int64(len(w.buf)) {
 		return w.buf[off-w.off:][:n], nil
 	}
@@ -69,12 +74,12 @@ func (w *windowReader) at(off int64, n int) ([]byte, error) {
 	return w.buf[:n], nil
 }
 
-// checkPageBody checks the compressed bytes [off, off+n) of a page that
+// CheckPageBody checks the compressed bytes [off, off+n) of a page that
 // decompresses to uncomp bytes: the codec must not be told to produce more
 // than uncomp bytes at once (snappy's decoded length, zstd's frame content
 // sizes), nor, for zstd, more than limit bytes in all. Bytes the codec cannot decode are left to it: it refuses
 // them, having allocated no more than these checks allow.
-func checkPageBody(w *windowReader, off, n int64, codec compress.Compression, uncomp int32, limit int) error {
+func CheckPageBody(w *WindowReader, off, n int64, codec compress.Compression, uncomp int32, limit int) error {
 	switch codec {
 	case compress.Codecs.Snappy:
 		b, err := w.at(off, int(min(n, binary.MaxVarintLen64)))
@@ -109,7 +114,7 @@ const minZstdWindow = 8 << 20
 // window must then be at most max(8 MiB, 2·uncomp): every encoder that
 // knows the data's size sizes the window to fit it (at most the next power
 // of two), and the streaming encoders' default windows are 8 MiB or less.
-func checkZstd(w *windowReader, off, n, uncomp int64, limit int, streamed bool) error {
+func checkZstd(w *WindowReader, off, n, uncomp int64, limit int, streamed bool) error {
 	end := off + n
 	bound := int64(0)
 	for pos := off; pos < end; {

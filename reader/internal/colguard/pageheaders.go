@@ -1,33 +1,21 @@
-package reader
+package colguard
 
 import (
 	"errors"
 	"fmt"
 	"io"
 
-	"github.com/apache/arrow/go/v15/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 )
 
-// arrow/go v15's Parquet page reader (serializedPageReader.Next) trusts
-// the page headers of a column chunk in three ways that a corrupt file
-// turns into unbounded memory, all found by FuzzColumnar:
-//
-//   - it grows a bytes.Buffer to a page's compressed_page_size before it
-//     reads the page, outside any allocator: a 3.4 KB file whose page
-//     header claims 1.9 GB made it allocate and clear 1.9 GB;
-//   - it allocates uncompressed_page_size bytes for every page, pages of
-//     unknown type included, and frees them only when Next returns, which
-//     it does at the first data or dictionary page;
-//   - at the end of the chunk its buffered reader's Peek returns stale
-//     bytes of its buffer rather than a short view, so a header cut by the
-//     chunk's end, or a chunk whose pages hold fewer values than its
-//     metadata says, makes it parse old bytes as headers of unknown type
-//     and loop on them, allocating each time (a 2.9 KB file held 4 GB).
-//
-// checkPages therefore walks the page headers of a column chunk itself,
-// before the library does, and refuses the chunk unless the library's walk
-// ends inside it, at a page that completes the chunk's values, with every
-// allocation bounded.
+// CheckPages walks the page headers of a column chunk before the library
+// does, to find each compressed page body for CheckPageBody: the page
+// reader hands a page to its codec, which allocates what the codec's own
+// header claims (see pagebodies.go). The walk refuses the chunk unless it
+// ends inside it, at a page that completes the chunk's values; with
+// arrow-go v18 those refusals are also the library's (its page reader
+// checks page sizes against ReaderProperties' limits and fails on a cut
+// header), so CheckPages is needed only as the carrier of CheckPageBody.
 //
 // The headers are Thrift structs in the compact protocol (Apache Thrift,
 // "Thrift Compact protocol encoding", THRIFT-110); of PageHeader
@@ -43,7 +31,7 @@ const maxPageHeader = 16 << 20
 // errHeaderShort means the buffer ended inside a header: read more.
 var errHeaderShort = errors.New("page header runs past the bytes read")
 
-// pageHeader is what checkPages needs of a PageHeader.
+// pageHeader is what CheckPages needs of a PageHeader.
 type pageHeader struct {
 	len          int   // bytes of the header
 	typ          int32 // 0 data page, 2 dictionary page, 3 data page v2
@@ -94,13 +82,13 @@ func (h pageHeader) body() int64 {
 	return 0
 }
 
-// chunkStream returns the bytes [start, end) of a file of size bytes that
+// ChunkStream returns the bytes [start, end) of a file of size bytes that
 // the library reads as the column chunk of n bytes at off, as
 // RowGroupReader.GetColumnPageReader works them out: for files of old
 // parquet-mr writers (oldWriter) it adds up to 100 bytes of padding
 // (PARQUET-816). A chunk that does not lie inside the file is an error:
 // the library would allocate its claimed size before reading it.
-func chunkStream(size, off, n int64, oldWriter bool) (start, end int64, err error) {
+func ChunkStream(size, off, n int64, oldWriter bool) (start, end int64, err error) {
 	if off < 0 || n < 0 || off > size || n > size-off {
 		return 0, 0, fmt.Errorf("column chunk of %d bytes at byte %d does not fit in the file's %d bytes", n, off, size)
 	}
@@ -111,7 +99,7 @@ func chunkStream(size, off, n int64, oldWriter bool) (start, end int64, err erro
 	return off, end, nil
 }
 
-// checkPages walks the page headers of the column chunk read as the bytes
+// CheckPages walks the page headers of the column chunk read as the bytes
 // [off, end) of r, holding values values, as the library's page reader
 // will: while fewer values than the chunk holds have been seen, it reads
 // a header; data and dictionary pages are followed by their body, data
@@ -125,14 +113,14 @@ func chunkStream(size, off, n int64, oldWriter bool) (start, end int64, err erro
 //     it, needing more than limit bytes uncompressed: the library holds
 //     them all at once;
 //   - a compressed page whose codec would allocate more than the page
-//     holds (checkPageBody);
+//     holds (CheckPageBody);
 //   - a chunk that ends before its pages have given values values.
 //
 // A negative size or count ends the walk: the library stops there with an
 // error before it allocates.
-func checkPages(r io.ReaderAt, off, end, values int64, codec compress.Compression, limit int) error {
+func CheckPages(r io.ReaderAt, off, end, values int64, codec compress.Compression, limit int) error {
 	buf := make([]byte, 4<<10)
-	w := &windowReader{r: r}
+	w := &WindowReader{r: r}
 	seen := int64(0)
 	held, runFrom := int64(0), off // allocated since the last page the library returns
 	pos := off
@@ -169,7 +157,7 @@ func checkPages(r io.ReaderAt, off, end, values int64, codec compress.Compressio
 			if h.typ == 3 {
 				lev = h.v2Levels
 			}
-			if err := checkPageBody(w, pos+int64(h.len)+lev, int64(h.comp)-lev, codec, h.uncomp, limit); err != nil {
+			if err := CheckPageBody(w, pos+int64(h.len)+lev, int64(h.comp)-lev, codec, h.uncomp, limit); err != nil {
 				return fmt.Errorf("page at byte %d: %w", pos, err)
 			}
 		}
