@@ -270,7 +270,7 @@ func genFlags(w io.Writer, name string) genFlagSet {
 	g.seed = fs.Uint64("seed", 1, "random seed: the same seed gives byte-identical output")
 	g.split = fs.String("split", "train", "train or test: test rows are other draws from the same distribution (url, rcv1)")
 	g.mnist = fs.String("mnist", defaultMNISTDir, "`DIR` holding MNIST's train-images-idx3-ubyte and train-labels-idx1-ubyte (mnist8m, mnist8m-2)")
-	g.level = fs.String("level", reader.ZstdFastest.String(), "zstd level of a .zst OUT: fastest, default, better or best (see reader.WithZstdLevel); fastest compresses about 210 MB/s of text on one idle core of the development machine, the only level well above 150 MB/s, for 10-15% more bytes than default")
+	g.level = fs.String("level", reader.ZstdFastest.String(), "zstd level of a .zst OUT: fastest, default, better or best; fastest is the only one that keeps up with generation on one core, for 10-15% more bytes than default (speeds in bench/RESULTS.md)")
 	g.workers = fs.Int("workers", 0, "goroutines making rows (0: GOMAXPROCS); the output does not depend on it")
 	g.progress = fs.Bool("progress", false, "print progress to stderr every few seconds even when it is not a terminal")
 	g.out = fs.String("o", "", "output `file` (.zst/.gz compress; - for stdout)")
