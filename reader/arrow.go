@@ -17,13 +17,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/polyhedral/cpm/reader/internal/colguard"
+	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
 // Names and types of the columnar schema (see the package documentation).
 const (
-	labelColumn    = "label"
-	featuresColumn = "features"
+	labelColumn    = core.LabelColumn
+	featuresColumn = core.FeaturesColumn
 	indexField     = "index"
 	valueField     = "value"
 
@@ -53,66 +54,12 @@ var (
 	}, nil)
 )
 
-// SchemaError reports an Arrow or Parquet file whose schema is not the
-// one this package reads: a column with the wrong type, a missing or an
-// extra column, or columns out of order. Errors.Is(err, ErrSchema) holds.
-type SchemaError struct {
-	Path   string
-	Column string // the column concerned
-	Msg    string // what is wrong, e.g. "type list<item: int64>, want ..."
-}
-
-// Error renders "path: column "name": what is wrong".
-func (e *SchemaError) Error() string {
-	return e.Path + ": column " + strconv.Quote(e.Column) + ": " + e.Msg
-}
-
-// Unwrap returns ErrSchema.
-func (e *SchemaError) Unwrap() error { return ErrSchema }
-
-// RowError reports a bad row of an Arrow or Parquet file: Row is its
-// 1-based number counted from the start of the file, Column is "label" or
-// "features", and Err wraps one of the sentinels ErrIndexZero,
-// ErrIndexRange, ErrUnsorted, ErrDuplicate, ErrNonFinite or ErrNull, with
-// detail. CreateBlocks returns RowErrors too, Row counting the rows written.
-// A row cache's index above WithMaxIndex is a RowError too (any other
-// damage of a cache is a *CacheError).
-type RowError struct {
-	Path   string
-	Row    int64
-	Column string
-	Err    error
-}
-
-// Error renders `path: row N: column "features": what is wrong`.
-func (e *RowError) Error() string {
-	b := make([]byte, 0, 64+len(e.Path))
-	b = append(b, e.Path...)
-	b = append(b, ": row "...)
-	b = strconv.AppendInt(b, e.Row, 10)
-	b = append(b, ": column "...)
-	b = strconv.AppendQuote(b, e.Column)
-	b = append(b, ": "...)
-	if e.Err != nil {
-		b = append(b, e.Err.Error()...)
-	}
-	return string(b)
-}
-
-// Unwrap returns e.Err, so errors.Is(err, ErrUnsorted) and the like work.
-func (e *RowError) Unwrap() error { return e.Err }
-
-// Is reports whether target is ErrBadInput: a bad row is malformed input
-// whatever e.Err says of it (a row of more nonzeros than a batch can hold
-// wraps no sentinel).
-func (e *RowError) Is(target error) bool { return target == ErrBadInput }
-
 // checkSchema reports whether s is the schema of the package
 // documentation. Declared nullability is not checked; nulls in the data
 // are (see toCSR).
 func checkSchema(path string, s *arrow.Schema) error {
 	if s == nil {
-		return fmt.Errorf("%s: no schema: %w", path, ErrCorrupt)
+		return fmt.Errorf("%s: no schema: %w", path, core.ErrCorrupt)
 	}
 	fields := s.Fields()
 	want := []string{labelColumn, featuresColumn}
@@ -126,19 +73,19 @@ func checkSchema(path string, s *arrow.Schema) error {
 		}
 		switch {
 		case j < 0:
-			return &SchemaError{path, name, "missing; want the columns label: " + wantLabelType + " and features: " + wantFeaturesType}
+			return &core.SchemaError{Path: path, Column: name, Msg: "missing; want the columns label: " + wantLabelType + " and features: " + wantFeaturesType}
 		case j != i:
-			return &SchemaError{path, name, fmt.Sprintf("is column %d, want column %d (label first, then features)", j+1, i+1)}
+			return &core.SchemaError{Path: path, Column: name, Msg: fmt.Sprintf("is column %d, want column %d (label first, then features)", j+1, i+1)}
 		}
 	}
 	if len(fields) > len(want) {
-		return &SchemaError{path, fields[len(want)].Name, "unexpected column; want only label and features"}
+		return &core.SchemaError{Path: path, Column: fields[len(want)].Name, Msg: "unexpected column; want only label and features"}
 	}
 	if t := fields[0].Type; t.ID() != arrow.FLOAT32 {
-		return &SchemaError{path, labelColumn, "type " + t.String() + ", want " + wantLabelType}
+		return &core.SchemaError{Path: path, Column: labelColumn, Msg: "type " + t.String() + ", want " + wantLabelType}
 	}
 	bad := func() error {
-		return &SchemaError{path, featuresColumn, "type " + fields[1].Type.String() + ", want " + wantFeaturesType}
+		return &core.SchemaError{Path: path, Column: featuresColumn, Msg: "type " + fields[1].Type.String() + ", want " + wantFeaturesType}
 	}
 	lt, ok := fields[1].Type.(*arrow.ListType)
 	if !ok || lt.ID() != arrow.LIST {
@@ -192,10 +139,10 @@ type blocks struct {
 	cerr   error
 }
 
-var _ BlockReader = (*blocks)(nil)
+var _ core.BlockReader = (*blocks)(nil)
 
-func newBlocks(path string, src recordSource, opt options) *blocks {
-	return &blocks{path: path, src: src, maxIndex: opt.maxIndex}
+func newBlocks(path string, src recordSource, opt core.Options) *blocks {
+	return &blocks{path: path, src: src, maxIndex: opt.MaxIndex}
 }
 
 // Next returns the next record batch as a block, or io.EOF after the last.
@@ -213,11 +160,11 @@ func (b *blocks) Next() (*sparsevec.CSR, error) {
 		return nil, b.err
 	}
 	if b.closed {
-		b.err = ErrClosed
+		b.err = core.ErrClosed
 		return nil, b.err
 	}
-	if len(b.held) >= StreamBlocks {
-		return nil, ErrBlocksHeld
+	if len(b.held) >= core.StreamBlocks {
+		return nil, core.ErrBlocksHeld
 	}
 	for {
 		rec, err := b.read()
@@ -272,7 +219,7 @@ func (b *blocks) read() (rec arrow.Record, err error) {
 // corrupt wraps err, an error of the Arrow or Parquet library, so that it
 // names the file and batch and matches ErrCorrupt.
 func (b *blocks) corrupt(err error) error {
-	return fmt.Errorf("%s: %s: %w: %w", b.path, b.src.pos(), ErrCorrupt, err)
+	return fmt.Errorf("%s: %s: %w: %w", b.path, b.src.pos(), core.ErrCorrupt, err)
 }
 
 // fill points blk at the arrays of rec and validates its rows.
@@ -292,10 +239,10 @@ func (b *blocks) fill(blk *sparsevec.CSR, rec arrow.Record) (err error) {
 		return b.corrupt(errors.New("column lengths differ from the batch's row count"))
 	}
 	if r, ok := firstNull(labels, 0, n); ok {
-		return b.rowErr(r, labelColumn, fmt.Errorf("%w: label", ErrNull))
+		return b.rowErr(r, labelColumn, fmt.Errorf("%w: label", core.ErrNull))
 	}
 	if r, ok := firstNull(feats, 0, n); ok {
-		return b.rowErr(r, featuresColumn, fmt.Errorf("%w: feature list", ErrNull))
+		return b.rowErr(r, featuresColumn, fmt.Errorf("%w: feature list", core.ErrNull))
 	}
 	off := feats.Data().Offset()
 	all := feats.Offsets()
@@ -346,14 +293,14 @@ func (b *blocks) fill(blk *sparsevec.CSR, rec arrow.Record) (err error) {
 		what string
 	}{{st, "list element"}, {idxArr, "index"}, {valArr, "value"}} {
 		if k, ok := firstNull(c.a, int(lo), int(hi)); ok {
-			return b.rowErr(rowOf(ptr, k-int(lo)), featuresColumn, fmt.Errorf("%w: %s", ErrNull, c.what))
+			return b.rowErr(core.RowOf(ptr, k-int(lo)), featuresColumn, fmt.Errorf("%w: %s", core.ErrNull, c.what))
 		}
 	}
 
 	blk.Labels = labels.Float32Values()[:n:n]
 	blk.Idx = idx[lo:hi:hi]
 	blk.Val = val[lo:hi:hi]
-	dim, row, col, err := checkRows(blk.Labels, blk.Ptr, blk.Idx, blk.Val, b.maxIndex)
+	dim, row, col, err := core.CheckRows(blk.Labels, blk.Ptr, blk.Idx, blk.Val, b.maxIndex)
 	if err != nil {
 		return b.rowErr(row, col, err)
 	}
@@ -363,7 +310,7 @@ func (b *blocks) fill(blk *sparsevec.CSR, rec arrow.Record) (err error) {
 
 // rowErr positions err at row r (0-based) of the current batch.
 func (b *blocks) rowErr(r int, col string, err error) error {
-	return &RowError{Path: b.path, Row: b.rows + int64(r) + 1, Column: col, Err: err}
+	return &core.RowError{Path: b.path, Row: b.rows + int64(r) + 1, Column: col, Err: err}
 }
 
 // Release gives back a block returned by Next and releases the record
@@ -374,7 +321,7 @@ func (b *blocks) Release(blk *sparsevec.CSR) {
 	defer b.mu.Unlock()
 	i := slices.IndexFunc(b.held, func(h heldBlock) bool { return h.blk == blk })
 	if i < 0 {
-		panic(notHeld)
+		panic(core.NotHeld)
 	}
 	b.held[i].rec.Release()
 	b.held = slices.Delete(b.held, i, i+1)
@@ -400,67 +347,6 @@ func (b *blocks) Close() error {
 	return b.cerr
 }
 
-// checkRows validates the rows of a CSR whose Ptr is known to be ascending
-// and within Idx: finite labels and values, indices in 1..maxIndex and
-// strictly ascending within a row. It makes one pass over the nonzeros and
-// returns the block's Dim, or the 0-based row and the column of the first
-// bad row with an error wrapping the sentinel.
-func checkRows(labels []float32, ptr []int, idx []uint32, val []float32, maxIndex uint32) (dim, row int, col string, err error) {
-	val = val[:len(idx)]
-	ptr = ptr[:len(labels)+1]
-	var top uint32
-	for r, y := range labels {
-		if !finite32(y) {
-			return 0, r, labelColumn, fmt.Errorf("%w: label %v", ErrNonFinite, y)
-		}
-		lo, hi := ptr[r], ptr[r+1]
-		if lo == hi {
-			continue
-		}
-		x, v := idx[lo:hi], val[lo:hi]
-		v = v[:len(x)]
-		prev := x[0]
-		if prev == 0 {
-			return 0, r, featuresColumn, ErrIndexZero
-		}
-		// A value is not finite when its exponent bits are all ones;
-		// adding 1 to the exponent then carries into the sign bit. The
-		// branch-free test runs at about 0.8 ns a nonzero (measured
-		// against 1.0 ns for a branch per value).
-		var bad uint32
-		for k, j := range x {
-			bad |= math.Float32bits(v[k])&0x7f800000 + 0x00800000
-			if j <= prev && k > 0 {
-				e := ErrUnsorted
-				if j == prev {
-					e = ErrDuplicate
-				}
-				return 0, r, featuresColumn, fmt.Errorf("%w: index %d after %d", e, j, prev)
-			}
-			prev = j
-		}
-		if bad&0x80000000 != 0 {
-			for k, f := range v {
-				if !finite32(f) {
-					return 0, r, featuresColumn, fmt.Errorf("%w: value %v at index %d", ErrNonFinite, f, x[k])
-				}
-			}
-		}
-		if prev > maxIndex {
-			for _, j := range x {
-				if j > maxIndex {
-					return 0, r, featuresColumn, fmt.Errorf("%w: index %d above the maximum %d", ErrIndexRange, j, maxIndex)
-				}
-			}
-		}
-		top = max(top, prev)
-	}
-	if len(idx) > 0 {
-		dim = int(top) + 1
-	}
-	return dim, 0, "", nil
-}
-
 // firstNull returns the first null position in [lo, hi) of a, if any. An
 // array that claims nulls but has no validity bitmap is all null.
 func firstNull(a arrow.Array, lo, hi int) (int, bool) {
@@ -483,23 +369,9 @@ func firstNull(a arrow.Array, lo, hi int) (int, bool) {
 	return 0, false
 }
 
-// rowOf returns the row of ptr that holds nonzero k.
-func rowOf(ptr []int, k int) int {
-	lo, hi := 0, len(ptr)-1 // ptr[lo] <= k < ptr[hi]
-	for hi-lo > 1 {
-		m := int(uint(lo+hi) >> 1)
-		if ptr[m] <= k {
-			lo = m
-		} else {
-			hi = m
-		}
-	}
-	return lo
-}
-
 // openArrowBlocks opens an Arrow IPC file or stream.
-func openArrowBlocks(path string, f Format, opt options) (br BlockReader, err error) {
-	fh, err := opt.openFile(path)
+func openArrowBlocks(path string, f Format, opt core.Options) (br core.BlockReader, err error) {
+	fh, err := opt.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -513,7 +385,7 @@ func openArrowBlocks(path string, f Format, opt options) (br BlockReader, err er
 	defer func() {
 		if p := recover(); p != nil {
 			fh.Close()
-			br, err = nil, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, p)
+			br, err = nil, fmt.Errorf("%s: %w: %v", path, core.ErrCorrupt, p)
 		}
 	}()
 	var src recordSource
@@ -528,12 +400,12 @@ func openArrowBlocks(path string, f Format, opt options) (br BlockReader, err er
 		}
 		if err != nil {
 			fh.Close()
-			return nil, fmt.Errorf("%s: %w: %w", path, ErrCorrupt, err)
+			return nil, fmt.Errorf("%s: %w: %w", path, core.ErrCorrupt, err)
 		}
 		r, err := ipc.NewFileReader(fh)
 		if err != nil {
 			fh.Close()
-			return nil, fmt.Errorf("%s: %w: %w", path, ErrCorrupt, err)
+			return nil, fmt.Errorf("%s: %w: %w", path, core.ErrCorrupt, err)
 		}
 		src, schema = &ipcFileSource{f: fh, r: r, blocks: records, limit: limit}, r.Schema()
 	} else {
@@ -541,7 +413,7 @@ func openArrowBlocks(path string, f Format, opt options) (br BlockReader, err er
 		r, err := ipc.NewReaderFromMessageReader(msgs)
 		if err != nil {
 			fh.Close()
-			return nil, fmt.Errorf("%s: %w: %w", path, ErrCorrupt, err)
+			return nil, fmt.Errorf("%s: %w: %w", path, core.ErrCorrupt, err)
 		}
 		src, schema = &ipcStreamSource{f: fh, r: r}, r.Schema()
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/polyhedral/cpm/reader/internal/core"
 )
 
 // mnist2Train is MNIST "2 vs rest" training data, written by
@@ -139,7 +141,7 @@ func BenchmarkCheckRows(b *testing.B) {
 	}
 	b.SetBytes(int64(8 * m.NNZ()))
 	for b.Loop() {
-		if _, _, _, err := checkRows(m.Labels, m.Ptr, m.Idx, m.Val, 1<<32-1); err != nil {
+		if _, _, _, err := core.CheckRows(m.Labels, m.Ptr, m.Idx, m.Val, 1<<32-1); err != nil {
 			b.Fatal(err)
 		}
 	}

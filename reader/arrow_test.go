@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/polyhedral/cpm/reader/internal/colguard"
+	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -139,7 +140,7 @@ func TestFillSliced(t *testing.T) {
 	m := sampleCSR(testRand(), 50)
 	rec := csrRecordOf(m, 0, m.Rows())
 	defer rec.Release()
-	b := newBlocks("mem", nil, buildOptions(nil))
+	b := newBlocks("mem", nil, core.BuildOptions(nil))
 	for _, s := range [][2]int{{0, 50}, {3, 50}, {7, 8}, {10, 41}, {49, 50}, {12, 12}} {
 		sl := rec.NewSlice(int64(s[0]), int64(s[1]))
 		blk := &sparsevec.CSR{}
@@ -147,7 +148,7 @@ func TestFillSliced(t *testing.T) {
 			t.Fatalf("slice %v: %v", s, err)
 		}
 		want := &sparsevec.CSR{}
-		appendRows(want, m, s[0], s[1])
+		core.AppendRows(want, m, s[0], s[1])
 		if blk.Rows() != s[1]-s[0] || !equalCSR(blk, want) {
 			t.Errorf("slice %v: rows differ", s)
 		}
@@ -441,7 +442,7 @@ func TestArrowCorrupt(t *testing.T) {
 // or point past the children, as a corrupt file can.
 func TestArrowCorruptOffsets(t *testing.T) {
 	m := sampleCSR(testRand(), 6)
-	b := newBlocks("mem", nil, buildOptions(nil))
+	b := newBlocks("mem", nil, core.BuildOptions(nil))
 	b.src = &ipcFileSource{i: 1}
 	for _, offs := range [][]int32{
 		{0, 0, 1, 4, 3, 6, 8},
@@ -503,7 +504,7 @@ func TestBlocksMisuse(t *testing.T) {
 	// Held blocks stay valid after Close: batches 1, 3, 4, 5.
 	for i, first := range []int{0, 10, 15, 20} {
 		want := &sparsevec.CSR{}
-		appendRows(want, m, first, first+5)
+		core.AppendRows(want, m, first, first+5)
 		if !equalCSR(held[i], want) {
 			t.Errorf("held block %d changed after Close", i)
 		}
@@ -714,7 +715,7 @@ func FuzzColumnar(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, _, _, err := checkRows(got.Labels, got.Ptr, got.Idx, got.Val, 1<<32-1); err != nil {
+		if _, _, _, err := core.CheckRows(got.Labels, got.Ptr, got.Idx, got.Val, 1<<32-1); err != nil {
 			t.Fatalf("rows read without error are invalid: %v", err)
 		}
 		for _, ext := range []string{".arrows", ".parquet"} {

@@ -13,43 +13,9 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 
+	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/sparsevec"
 )
-
-// DefaultBatchRows is the number of rows per Arrow record batch or Parquet
-// row group that CreateBlocks writes unless WithBatchRows says otherwise.
-const DefaultBatchRows = 1 << 16
-
-// BlockWriter writes blocks of rows to a file. Write may be called any
-// number of times with blocks of any size; Close finishes the file and puts
-// it in place; Abort discards it. Abort after Close is a no-op, so it can
-// be deferred. A BlockWriter is not safe for concurrent use.
-type BlockWriter interface {
-	Write(*sparsevec.CSR) error
-	Close() error
-	Abort()
-}
-
-// WithCompression sets the compression of Arrow IPC bodies or Parquet
-// column chunks: "zstd" (the default for both), "lz4" (Arrow only),
-// "snappy" (Parquet only) or "none". LIBSVM output is compressed by the
-// path's extension instead (see CreateCompressed), so any name other than
-// "" is an error for it. An unknown name makes CreateBlocks fail.
-func WithCompression(name string) Option {
-	return func(o *options) { o.compression = name }
-}
-
-// WithBatchRows sets the rows per Arrow record batch or Parquet row group;
-// n <= 0 selects DefaultBatchRows. A batch is also cut before it would
-// reach 2^31-1 nonzeros (see MaxBatchNNZ). LIBSVM output ignores it.
-func WithBatchRows(n int) Option {
-	return func(o *options) {
-		if n <= 0 {
-			n = DefaultBatchRows
-		}
-		o.batchRows = n
-	}
-}
 
 // CreateBlocks creates a file of sparse rows at path in the format
 // FormatForOutput chooses by its extension: LIBSVM text (compressed by
@@ -65,8 +31,8 @@ func WithBatchRows(n int) Option {
 // of WithBatchRows rows (the last may be shorter), whatever the sizes of
 // the blocks written; a block's arrays are not copied when it already
 // holds whole batches.
-func CreateBlocks(path string, opts ...Option) (BlockWriter, error) {
-	o := buildOptions(opts)
+func CreateBlocks(path string, opts ...core.Option) (core.BlockWriter, error) {
+	o := core.BuildOptions(opts)
 	format := FormatForOutput(path)
 	var (
 		arrowOpts []ipc.Option
@@ -76,21 +42,21 @@ func CreateBlocks(path string, opts ...Option) (BlockWriter, error) {
 	case Cache:
 		return nil, fmt.Errorf("%s: CreateBlocks cannot write the binary cache; use CreateCache", path)
 	case LIBSVM:
-		if o.compression != "" {
-			return nil, fmt.Errorf("%s: compression %q: LIBSVM output is compressed by its extension (.zst, .gz), not by a compression option", path, o.compression)
+		if o.Compression != "" {
+			return nil, fmt.Errorf("%s: compression %q: LIBSVM output is compressed by its extension (.zst, .gz), not by a compression option", path, o.Compression)
 		}
 	case ArrowFile, ArrowStream:
-		switch o.compression {
+		switch o.Compression {
 		case "", "zstd":
 			arrowOpts = append(arrowOpts, ipc.WithZstd())
 		case "lz4":
 			arrowOpts = append(arrowOpts, ipc.WithLZ4())
 		case "none":
 		default:
-			return nil, fmt.Errorf("%s: compression %q: want zstd, lz4 or none for Arrow output", path, o.compression)
+			return nil, fmt.Errorf("%s: compression %q: want zstd, lz4 or none for Arrow output", path, o.Compression)
 		}
 	case Parquet:
-		switch o.compression {
+		switch o.Compression {
 		case "", "zstd":
 			pqCodec = compress.Codecs.Zstd
 		case "snappy":
@@ -98,15 +64,14 @@ func CreateBlocks(path string, opts ...Option) (BlockWriter, error) {
 		case "none":
 			pqCodec = compress.Codecs.Uncompressed
 		default:
-			return nil, fmt.Errorf("%s: compression %q: want zstd, snappy or none for Parquet output", path, o.compression)
+			return nil, fmt.Errorf("%s: compression %q: want zstd, snappy or none for Parquet output", path, o.Compression)
 		}
 	}
 
-	out, err := CreateCompressed(path) // errors name the path
+	out, err := core.CreateOutput(o.Ctx, path) // errors name the path
 	if err != nil {
 		return nil, err
 	}
-	out.ctx = o.ctx
 	if format == LIBSVM {
 		return &libsvmBlockWriter{path: path, out: out, w: NewWriter(out)}, nil
 	}
@@ -114,7 +79,7 @@ func CreateBlocks(path string, opts ...Option) (BlockWriter, error) {
 		path:      path,
 		out:       out,
 		buf:       &seekWriter{w: bufio.NewWriterSize(out, 1<<20)},
-		batchRows: o.batchRows,
+		batchRows: o.BatchRows,
 		maxNNZ:    batchNNZLimit,
 	}
 	arrowOpts = append(arrowOpts, ipc.WithSchema(rowSchema))
@@ -131,7 +96,7 @@ func CreateBlocks(path string, opts ...Option) (BlockWriter, error) {
 	case Parquet:
 		props := parquet.NewWriterProperties(
 			parquet.WithCompression(pqCodec),
-			parquet.WithMaxRowGroupLength(int64(o.batchRows)),
+			parquet.WithMaxRowGroupLength(int64(o.BatchRows)),
 			// Version 1 data pages make arrow-go grow its level
 			// buffers 64 bytes at a time (a buffer offset defeats the
 			// doubling in PooledBufferWriter.Reserve): writing MNIST
@@ -159,7 +124,7 @@ var errWriterDone = errors.New("write after Close or Abort")
 // libsvmBlockWriter writes LIBSVM text.
 type libsvmBlockWriter struct {
 	path string
-	out  *OutputFile
+	out  *core.OutputFile
 	w    *Writer
 	rows int64
 	done bool
@@ -209,7 +174,7 @@ type recordWriter interface {
 // batches of batchRows rows, which become record batches or row groups.
 type arrowBlockWriter struct {
 	path      string
-	out       *OutputFile
+	out       *core.OutputFile
 	buf       *seekWriter
 	rw        recordWriter
 	batchRows int
@@ -238,7 +203,7 @@ func (w *arrowBlockWriter) Write(b *sparsevec.CSR) error {
 	n := b.Rows()
 	for r := range n {
 		if k := b.Ptr[r+1] - b.Ptr[r]; k > w.maxNNZ {
-			return &RowError{Path: w.path, Row: w.rows + int64(r) + 1, Column: featuresColumn,
+			return &core.RowError{Path: w.path, Row: w.rows + int64(r) + 1, Column: featuresColumn,
 				Err: fmt.Errorf("%d nonzeros, more than the %d an Arrow or Parquet batch can hold", k, w.maxNNZ)}
 		}
 	}
@@ -255,7 +220,7 @@ func (w *arrowBlockWriter) Write(b *sparsevec.CSR) error {
 		}
 		// Top up the pending batch.
 		hi, full := w.cutPending(b, lo)
-		appendRows(&w.pending, b, lo, hi)
+		core.AppendRows(&w.pending, b, lo, hi)
 		lo = hi
 		if full {
 			if err := w.flush(); err != nil {
@@ -405,8 +370,8 @@ func checkBlock(path string, row int64, b *sparsevec.CSR) error {
 			return fmt.Errorf("%s: malformed CSR block: row pointers decrease at row %d", path, row+int64(r)+1)
 		}
 	}
-	if _, r, col, err := checkRows(b.Labels, b.Ptr, b.Idx, b.Val, 1<<32-1); err != nil {
-		return &RowError{Path: path, Row: row + int64(r) + 1, Column: col, Err: err}
+	if _, r, col, err := core.CheckRows(b.Labels, b.Ptr, b.Idx, b.Val, 1<<32-1); err != nil {
+		return &core.RowError{Path: path, Row: row + int64(r) + 1, Column: col, Err: err}
 	}
 	return nil
 }

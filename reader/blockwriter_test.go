@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -97,7 +98,7 @@ func writeAll(t testing.TB, path string, m *sparsevec.CSR, blockRows int, opts .
 	defer w.Abort()
 	for lo := 0; lo < m.Rows(); lo += blockRows {
 		blk := &sparsevec.CSR{}
-		appendRows(blk, m, lo, min(m.Rows(), lo+blockRows))
+		core.AppendRows(blk, m, lo, min(m.Rows(), lo+blockRows))
 		if err := w.Write(blk); err != nil {
 			t.Fatal(err)
 		}

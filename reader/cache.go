@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/polyhedral/cpm/internal/atomicfile"
+	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -159,27 +160,27 @@ func (id sourceID) appendHeader(b []byte, source string) []byte {
 func readCacheHeader(r io.Reader, path string) (sourceID, string, int64, error) {
 	fixed := make([]byte, 8+4+4+8+8+8+4)
 	if _, err := io.ReadFull(r, fixed); err != nil {
-		return sourceID{}, "", 0, &CacheError{path, 0, fmt.Errorf("%w: header: %w", ErrCorrupt, noEOF(err))}
+		return sourceID{}, "", 0, &CacheError{path, 0, fmt.Errorf("%w: header: %w", core.ErrCorrupt, noEOF(err))}
 	}
 	if string(fixed[:8]) != string(cacheMagic) {
-		return sourceID{}, "", 0, &CacheError{path, 0, fmt.Errorf("%w: not a cpm cache (bad magic)", ErrCorrupt)}
+		return sourceID{}, "", 0, &CacheError{path, 0, fmt.Errorf("%w: not a cpm cache (bad magic)", core.ErrCorrupt)}
 	}
 	le := binary.LittleEndian
 	if v := le.Uint32(fixed[8:]); v != cacheVersion {
-		return sourceID{}, "", 8, &CacheError{path, 8, fmt.Errorf("%w: cache version %d, this build reads %d", ErrCorrupt, v, cacheVersion)}
+		return sourceID{}, "", 8, &CacheError{path, 8, fmt.Errorf("%w: cache version %d, this build reads %d", core.ErrCorrupt, v, cacheVersion)}
 	}
 	id := sourceID{maxIndex: le.Uint32(fixed[12:]), size: int64(le.Uint64(fixed[16:])), mtime: int64(le.Uint64(fixed[24:])), head: le.Uint64(fixed[32:])}
 	n := le.Uint32(fixed[40:])
 	if n > 1<<16 {
-		return sourceID{}, "", 40, &CacheError{path, 40, fmt.Errorf("%w: source path of %d bytes", ErrCorrupt, n)}
+		return sourceID{}, "", 40, &CacheError{path, 40, fmt.Errorf("%w: source path of %d bytes", core.ErrCorrupt, n)}
 	}
 	rest := make([]byte, n+4)
 	if _, err := io.ReadFull(r, rest); err != nil {
-		return sourceID{}, "", 44, &CacheError{path, 44, fmt.Errorf("%w: header: %w", ErrCorrupt, noEOF(err))}
+		return sourceID{}, "", 44, &CacheError{path, 44, fmt.Errorf("%w: header: %w", core.ErrCorrupt, noEOF(err))}
 	}
 	h := crc32.Update(crc32.Checksum(fixed, castagnoli), castagnoli, rest[:n])
 	if h != le.Uint32(rest[n:]) {
-		return sourceID{}, "", 44 + int64(n), &CacheError{path, 44 + int64(n), fmt.Errorf("%w: header checksum mismatch", ErrCorrupt)}
+		return sourceID{}, "", 44 + int64(n), &CacheError{path, 44 + int64(n), fmt.Errorf("%w: header checksum mismatch", core.ErrCorrupt)}
 	}
 	return id, string(rest[:n]), int64(len(fixed)) + int64(len(rest)), nil
 }
@@ -200,7 +201,7 @@ func noEOF(err error) error {
 // os.ErrNotExist when there is no cache, or a *CacheError for a damaged one.
 // Only the header is read: block checksums are verified as the cache is
 // read.
-func CheckCache(cachePath, source string, opts ...Option) error {
+func CheckCache(cachePath, source string, opts ...core.Option) error {
 	f, err := os.Open(cachePath)
 	if err != nil {
 		return err
@@ -210,7 +211,7 @@ func CheckCache(cachePath, source string, opts ...Option) error {
 	if err != nil {
 		return err
 	}
-	want, err := identify(source, buildOptions(opts).maxIndex)
+	want, err := identify(source, core.BuildOptions(opts).MaxIndex)
 	if err != nil {
 		return err
 	}
@@ -231,7 +232,7 @@ func CheckCache(cachePath, source string, opts ...Option) error {
 
 // CacheWriter writes a cache file block by block; see CreateCache.
 type CacheWriter struct {
-	out       *OutputFile
+	out       *core.OutputFile
 	w         *bufio.Writer
 	buf       []byte
 	codes     []uint8 // dictionary codes of the block being written
@@ -253,8 +254,8 @@ type CacheWriter struct {
 // a cache (CacheReplaceable) is refused with an error wrapping
 // atomicfile.ErrRefused. Nothing appears at path until Close
 // succeeds.
-func CreateCache(path, source string, opts ...Option) (*CacheWriter, error) {
-	id := sourceID{maxIndex: buildOptions(opts).maxIndex}
+func CreateCache(path, source string, opts ...core.Option) (*CacheWriter, error) {
+	id := sourceID{maxIndex: core.BuildOptions(opts).MaxIndex}
 	if source == "-" {
 		source = ""
 	}
@@ -270,8 +271,8 @@ func CreateCache(path, source string, opts ...Option) (*CacheWriter, error) {
 	if ext := outputCompression(path); ext != "" {
 		return nil, fmt.Errorf("%s: a cache file is not compressed (%s); name it *.cpmcache", path, ext)
 	}
-	out, err := CreateCompressed(path, func(o *options) {
-		o.file = []atomicfile.Option{atomicfile.NotSameAs(source), atomicfile.ReplaceOnly(CacheReplaceable)}
+	out, err := core.CreateCompressed(path, func(o *core.Options) {
+		o.File = []atomicfile.Option{atomicfile.NotSameAs(source), atomicfile.ReplaceOnly(CacheReplaceable)}
 	})
 	if err != nil {
 		return nil, err
@@ -297,8 +298,8 @@ func (c *CacheWriter) Write(b *sparsevec.CSR) error {
 		// Split oversized blocks so that the reader's limits hold.
 		half := rows / 2
 		var lo, hi sparsevec.CSR
-		appendRows(&lo, b, 0, half)
-		appendRows(&hi, b, half, rows)
+		core.AppendRows(&lo, b, 0, half)
+		core.AppendRows(&hi, b, half, rows)
 		if err := c.Write(&lo); err != nil {
 			return err
 		}
@@ -514,14 +515,14 @@ type cacheReader struct {
 // OpenBlocks. Of the options only WithMaxIndex, WithOpener and WithContext apply: a row
 // with a larger index is a *RowError wrapping ErrIndexRange, as in the other
 // formats, whatever limit the cache was built with.
-func OpenCache(path string, blockRows int, opts ...Option) (BlockReader, error) {
-	o := buildOptions(opts)
-	r, err := openCache(path, o.maxIndex, o.openFile)
+func OpenCache(path string, blockRows int, opts ...core.Option) (core.BlockReader, error) {
+	o := core.BuildOptions(opts)
+	r, err := openCache(path, o.MaxIndex, o.OpenFile)
 	if err != nil {
 		return nil, err
 	}
-	if o.ctx != nil {
-		r.ctxDone, r.ctxErr = o.ctx.Done(), o.ctx.Err
+	if o.Ctx != nil {
+		r.ctxDone, r.ctxErr = o.Ctx.Done(), o.Ctx.Err
 	}
 	go r.produce()
 	return r, nil
@@ -534,12 +535,12 @@ func openCache(path string, maxIndex uint32, open func(string) (*os.File, error)
 	}
 	r := &cacheReader{
 		path: path, f: f, maxIndex: maxIndex,
-		pool: make(chan *sparsevec.CSR, StreamBlocks),
-		out:  make(chan *sparsevec.CSR, StreamBlocks),
+		pool: make(chan *sparsevec.CSR, core.StreamBlocks),
+		out:  make(chan *sparsevec.CSR, core.StreamBlocks),
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
 	}
-	for range StreamBlocks {
+	for range core.StreamBlocks {
 		r.pool <- new(sparsevec.CSR)
 	}
 	return r, nil
@@ -571,7 +572,7 @@ func (r *cacheReader) produce() {
 		le      = binary.LittleEndian
 	)
 	fail := func(at int64, format string, args ...any) {
-		r.finalErr = &CacheError{r.path, at, fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)}
+		r.finalErr = &CacheError{r.path, at, fmt.Errorf("%w: "+format, append([]any{core.ErrCorrupt}, args...)...)}
 	}
 	for {
 		if _, err := io.ReadFull(br, h[:4]); err != nil {
@@ -670,12 +671,12 @@ func (r *cacheReader) indexRange(blk *sparsevec.CSR, rows int64) error {
 	for i := range blk.Rows() {
 		for _, j := range blk.Row(i).Idx {
 			if j > r.maxIndex {
-				return &RowError{Path: r.path, Row: rows + int64(i) + 1, Column: featuresColumn,
-					Err: fmt.Errorf("%w: index %d above the maximum %d", ErrIndexRange, j, r.maxIndex)}
+				return &core.RowError{Path: r.path, Row: rows + int64(i) + 1, Column: featuresColumn,
+					Err: fmt.Errorf("%w: index %d above the maximum %d", core.ErrIndexRange, j, r.maxIndex)}
 			}
 		}
 	}
-	return &CacheError{r.path, 0, fmt.Errorf("%w: block without the index its header claims", ErrCorrupt)} // unreachable: decodeCacheBlock checked it
+	return &CacheError{r.path, 0, fmt.Errorf("%w: block without the index its header claims", core.ErrCorrupt)} // unreachable: decodeCacheBlock checked it
 }
 
 // decodeCacheBlock decodes a checked payload into blk and returns "" or
@@ -697,7 +698,7 @@ func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32
 	}
 	for i := range blk.Labels {
 		blk.Labels[i] = math.Float32frombits(le.Uint32(p[4*i:]))
-		if !finite32(blk.Labels[i]) {
+		if !core.Finite32(blk.Labels[i]) {
 			return "non-finite label"
 		}
 	}
@@ -752,7 +753,7 @@ func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32
 		var dict [maxCacheDict]float32
 		for k := range dictLen {
 			dict[k] = math.Float32frombits(le.Uint32(p[i+4*k:]))
-			if !finite32(dict[k]) {
+			if !core.Finite32(dict[k]) {
 				return "non-finite value"
 			}
 		}
@@ -769,7 +770,7 @@ func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32
 		}
 		for j := range val {
 			val[j] = math.Float32frombits(le.Uint32(p[i+4*j:]))
-			if !finite32(val[j]) {
+			if !core.Finite32(val[j]) {
 				return "non-finite value"
 			}
 		}
@@ -811,18 +812,18 @@ func (r *cacheReader) Next() (*sparsevec.CSR, error) {
 		return nil, r.err
 	}
 	if r.closed.Load() {
-		r.err = ErrClosed
+		r.err = core.ErrClosed
 		return nil, r.err
 	}
-	if len(r.held) >= StreamBlocks {
-		return nil, ErrBlocksHeld
+	if len(r.held) >= core.StreamBlocks {
+		return nil, core.ErrBlocksHeld
 	}
 	b, ok := <-r.out
 	if !ok {
 		r.err = r.finalErr
 		if r.err == nil {
 			if r.closed.Load() {
-				r.err = ErrClosed
+				r.err = core.ErrClosed
 			} else {
 				r.err = io.EOF
 			}
@@ -835,7 +836,7 @@ func (r *cacheReader) Next() (*sparsevec.CSR, error) {
 
 // Release gives a block back for reuse. It panics if b is not held.
 func (r *cacheReader) Release(b *sparsevec.CSR) {
-	r.held = unhold(r.held, b)
+	r.held = core.Unhold(r.held, b)
 	r.pool <- b
 }
 
@@ -858,7 +859,7 @@ func (r *cacheReader) Close() error {
 // writes are finished and w is closed, so the cache appears complete under
 // its name before the reader returns io.EOF. Closing the reader before the
 // end, or an error of src or w, aborts w: a cache exists only whole.
-func TeeCache(src BlockReader, w *CacheWriter) BlockReader {
+func TeeCache(src core.BlockReader, w *CacheWriter) core.BlockReader {
 	t := &teeCache{
 		src:     src,
 		w:       w,
@@ -873,10 +874,10 @@ func TeeCache(src BlockReader, w *CacheWriter) BlockReader {
 
 // teeInflight bounds the blocks handed to the writer and not yet written,
 // so that work and written never fill.
-const teeInflight = 2 * StreamBlocks
+const teeInflight = 2 * core.StreamBlocks
 
 type teeCache struct {
-	src BlockReader
+	src core.BlockReader
 	w   *CacheWriter
 
 	// Owned by the goroutine that calls Next and Release.
@@ -964,7 +965,7 @@ func (t *teeCache) Next() (*sparsevec.CSR, error) {
 	}
 	for {
 		b, err := t.src.Next()
-		if errors.Is(err, ErrBlocksHeld) && len(t.writing) > 0 {
+		if errors.Is(err, core.ErrBlocksHeld) && len(t.writing) > 0 {
 			t.collect(true) // src's blocks are waiting on the writer
 			continue
 		}
@@ -1020,7 +1021,7 @@ func (t *teeCache) setErr(err error) error {
 }
 
 func (t *teeCache) Release(b *sparsevec.CSR) {
-	t.held = unhold(t.held, b)
+	t.held = core.Unhold(t.held, b)
 	if !slices.Contains(t.writing, b) {
 		t.src.Release(b)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/polyhedral/cpm/internal/atomicfile"
+	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -59,7 +60,7 @@ func blocksOf(m *sparsevec.CSR, n int) []*sparsevec.CSR {
 	var out []*sparsevec.CSR
 	for lo := 0; lo < m.Rows(); lo += n {
 		b := &sparsevec.CSR{}
-		appendRows(b, m, lo, min(lo+n, m.Rows()))
+		core.AppendRows(b, m, lo, min(lo+n, m.Rows()))
 		for r := range b.Rows() {
 			if x := b.Row(r); len(x.Idx) > 0 {
 				b.Dim = max(b.Dim, int(x.MaxIndex())+1)
@@ -488,7 +489,7 @@ func TestTeeCacheWindow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		appendRows(got, b, 0, b.Rows())
+		core.AppendRows(got, b, 0, b.Rows())
 		window = append(window, b)
 		if len(window) == StreamBlocks-1 {
 			tee.Release(window[0])

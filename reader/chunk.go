@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/sparsevec"
 	"golang.org/x/sync/errgroup"
 )
@@ -29,11 +30,11 @@ type chunk struct {
 	data []byte // whole lines of buf; only the last chunk's may lack '\n'
 	// tail is a read error or ErrLineTooLong met just after data; it is
 	// reported at the line after data unless a parse error comes first.
-	tail *ParseError
+	tail *core.ParseError
 
-	blk   sparsevec.CSR // rows of data
-	lines int           // lines in data
-	err   *ParseError   // first error, Line relative to the chunk
+	blk   sparsevec.CSR    // rows of data
+	lines int              // lines in data
+	err   *core.ParseError // first error, Line relative to the chunk
 }
 
 // pipeline runs the goroutines. nextChunk and recycle are for one consumer
@@ -41,7 +42,7 @@ type chunk struct {
 type pipeline struct {
 	r    io.Reader
 	path string
-	opt  options
+	opt  core.Options
 
 	free chan *chunk
 	work chan *chunk
@@ -59,9 +60,9 @@ type pipeline struct {
 }
 
 // startPipeline starts reading and parsing r.
-func startPipeline(r io.Reader, path string, opt options) *pipeline {
-	k := 2*opt.workers + 2 // chunks in flight
-	parent := opt.ctx
+func startPipeline(r io.Reader, path string, opt core.Options) *pipeline {
+	k := 2*opt.Workers + 2 // chunks in flight
+	parent := opt.Ctx
 	if parent == nil {
 		parent = context.Background()
 	}
@@ -82,7 +83,7 @@ func startPipeline(r io.Reader, path string, opt options) *pipeline {
 		p.free <- new(chunk)
 	}
 	g.Go(p.read)
-	for range opt.workers {
+	for range opt.Workers {
 		g.Go(p.parse)
 	}
 	return p
@@ -134,7 +135,7 @@ func (p *pipeline) stopErr() error {
 	if err := p.parent.Err(); err != nil {
 		return err
 	}
-	return errStopped
+	return core.ErrStopped
 }
 
 // stop cancels the goroutines and waits for them to end. Safe to call more
@@ -147,7 +148,7 @@ func (p *pipeline) stop() {
 // read is the reading goroutine: it fills chunks with whole lines.
 func (p *pipeline) read() error {
 	defer close(p.work)
-	maxLine := p.opt.maxLineBytes
+	maxLine := p.opt.MaxLineBytes
 	var carry []byte // the partial line after the last '\n' of a chunk
 	empties := 0
 	for seq := 0; ; seq++ {
@@ -158,14 +159,14 @@ func (p *pipeline) read() error {
 			return p.ctx.Err()
 		}
 		c.seq, c.last, c.data, c.tail = seq, false, nil, nil
-		size := max(p.opt.chunkBytes, len(carry))
+		size := max(p.opt.ChunkBytes, len(carry))
 		if cap(c.buf) < size || cap(c.buf) > 2*size {
 			c.buf = make([]byte, size)
 		}
 		buf := c.buf[:cap(c.buf)]
 		n := copy(buf, carry)
 		carry = carry[:0]
-		if cap(carry) > p.opt.chunkBytes {
+		if cap(carry) > p.opt.ChunkBytes {
 			carry = nil // the tail of a long line: do not keep its room
 		}
 		var rerr error
@@ -173,7 +174,7 @@ func (p *pipeline) read() error {
 			for n < len(buf) && rerr == nil {
 				m, err := p.r.Read(buf[n:])
 				if m < 0 || m > len(buf)-n {
-					m, err = 0, errBadRead
+					m, err = 0, core.ErrBadRead
 				}
 				n += m
 				rerr = err
@@ -193,7 +194,7 @@ func (p *pipeline) read() error {
 			}
 			if n > maxLine {
 				c.last = true
-				c.tail = &ParseError{Path: p.path, Col: maxLine + 1, Err: lineTooLongError(maxLine)}
+				c.tail = &core.ParseError{Path: p.path, Col: maxLine + 1, Err: core.LineTooLongError(maxLine)}
 				break
 			}
 			// A line longer than the buffer: grow, up to maxLine+1.
@@ -209,7 +210,7 @@ func (p *pipeline) read() error {
 		case rerr != nil:
 			c.last = true
 			c.data = buf[:bytes.LastIndexByte(buf[:n], '\n')+1]
-			c.tail = readError(p.path, 0, rerr).(*ParseError)
+			c.tail = core.ReadError(p.path, 0, rerr).(*core.ParseError)
 		}
 		select {
 		case p.work <- c:
@@ -224,7 +225,7 @@ func (p *pipeline) read() error {
 
 // parse is a parser goroutine.
 func (p *pipeline) parse() error {
-	lp := lineParser{maxIndex: p.opt.maxIndex}
+	lp := lineParser{maxIndex: p.opt.MaxIndex}
 	var d density
 	for {
 		select {
@@ -233,7 +234,7 @@ func (p *pipeline) parse() error {
 				return nil
 			}
 			d.reserve(&c.blk, len(c.data))
-			parseChunk(c, &lp, p.path, p.opt.maxLineBytes)
+			parseChunk(c, &lp, p.path, p.opt.MaxLineBytes)
 			d.observe(&c.blk, len(c.data))
 			select {
 			case p.done <- c:
@@ -266,7 +267,7 @@ func parseChunk(c *chunk, lp *lineParser, path string, maxLine int) {
 		}
 		line++
 		if len(l) > maxLine {
-			c.err = &ParseError{Path: path, Line: line, Col: maxLine + 1, Err: lineTooLongError(maxLine)}
+			c.err = &core.ParseError{Path: path, Line: line, Col: maxLine + 1, Err: core.LineTooLongError(maxLine)}
 			break
 		}
 		switch lp.parse(l) {

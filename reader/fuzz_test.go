@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -73,7 +74,7 @@ func FuzzLoad(f *testing.F) {
 				t.Fatalf("unexpected error %v", err)
 			}
 			if err == nil {
-				if _, _, _, err := checkRows(got.Labels, got.Ptr, got.Idx, got.Val, 1<<20); err != nil {
+				if _, _, _, err := core.CheckRows(got.Labels, got.Ptr, got.Idx, got.Val, 1<<20); err != nil {
 					t.Fatalf("rows read without error are invalid: %v", err)
 				}
 			}
@@ -314,7 +315,7 @@ func checkCache(t *testing.T, data []byte) {
 			t.Fatalf("block Dim %d, want %d", blk.Dim, want)
 		}
 		c := &sparsevec.CSR{}
-		appendRows(c, blk, 0, blk.Rows())
+		core.AppendRows(c, blk, 0, blk.Rows())
 		blocks = append(blocks, c)
 		b.Release(blk)
 	}
@@ -334,7 +335,7 @@ func checkCache(t *testing.T, data []byte) {
 	}
 	all := &sparsevec.CSR{Ptr: []int{0}}
 	for _, blk := range blocks {
-		if _, _, _, err := checkRows(blk.Labels, blk.Ptr, blk.Idx, blk.Val, fuzzCacheMaxIndex); err != nil {
+		if _, _, _, err := core.CheckRows(blk.Labels, blk.Ptr, blk.Idx, blk.Val, fuzzCacheMaxIndex); err != nil {
 			t.Fatalf("rows read without error are invalid: %v", err)
 		}
 		all.AppendCSR(blk)

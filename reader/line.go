@@ -4,17 +4,19 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+
+	"github.com/polyhedral/cpm/reader/internal/core"
 )
 
 // Detail errors wrap ErrSyntax to say which part failed.
 var (
-	errBadLabel = fmt.Errorf("%w: bad label", ErrSyntax)
-	errBadIndex = fmt.Errorf("%w: bad feature index", ErrSyntax)
-	errNoColon  = fmt.Errorf("%w: missing ':' in feature", ErrSyntax)
-	errBadValue = fmt.Errorf("%w: bad feature value", ErrSyntax)
-	errBadQID   = fmt.Errorf("%w: bad qid", ErrSyntax)
-	errNFLabel  = fmt.Errorf("%w label", ErrNonFinite)
-	errNFValue  = fmt.Errorf("%w value", ErrNonFinite)
+	errBadLabel = fmt.Errorf("%w: bad label", core.ErrSyntax)
+	errBadIndex = fmt.Errorf("%w: bad feature index", core.ErrSyntax)
+	errNoColon  = fmt.Errorf("%w: missing ':' in feature", core.ErrSyntax)
+	errBadValue = fmt.Errorf("%w: bad feature value", core.ErrSyntax)
+	errBadQID   = fmt.Errorf("%w: bad qid", core.ErrSyntax)
+	errNFLabel  = fmt.Errorf("%w label", core.ErrNonFinite)
+	errNFValue  = fmt.Errorf("%w value", core.ErrNonFinite)
 )
 
 // lineParser parses one LIBSVM line at a time, appending features to idx and
@@ -59,9 +61,9 @@ func (p *lineParser) parse(line []byte) int {
 	tok := i
 	label, j, err := scanFloat(line, i)
 	if err != nil {
-		if err == ErrSyntax {
+		if err == core.ErrSyntax {
 			if bytes.IndexByte(line[tok:j], ':') >= 0 {
-				err = ErrNoLabel
+				err = core.ErrNoLabel
 			} else {
 				err = errBadLabel
 			}
@@ -114,19 +116,19 @@ func (p *lineParser) parse(line []byte) int {
 		i++ // ':'
 		switch {
 		case v == 0:
-			return p.fail(line, tok, ErrIndexZero)
+			return p.fail(line, tok, core.ErrIndexZero)
 		case v > maxIndex:
-			return p.fail(line, tok, indexRangeError(p.maxIndex))
+			return p.fail(line, tok, core.IndexRangeError(p.maxIndex))
 		case v == prev:
-			return p.fail(line, tok, ErrDuplicate)
+			return p.fail(line, tok, core.ErrDuplicate)
 		case v < prev:
-			return p.fail(line, tok, ErrUnsorted)
+			return p.fail(line, tok, core.ErrUnsorted)
 		}
 		prev = v
 
 		f, j, err := scanFloat(line, i)
 		if err != nil {
-			if err == ErrNonFinite {
+			if err == core.ErrNonFinite {
 				return p.fail(line, tok, errNFValue)
 			}
 			return p.fail(line, tok, errBadValue)
@@ -177,6 +179,6 @@ func (p *lineParser) fail(line []byte, tok int, err error) int {
 }
 
 // parseError builds the *ParseError for the last lineErr.
-func (p *lineParser) parseError(path string, line int) *ParseError {
-	return &ParseError{Path: path, Line: line, Col: p.errCol, Near: nearText(p.errTok), Err: p.err}
+func (p *lineParser) parseError(path string, line int) *core.ParseError {
+	return &core.ParseError{Path: path, Line: line, Col: p.errCol, Near: core.NearText(p.errTok), Err: p.err}
 }

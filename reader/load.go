@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -18,8 +19,8 @@ import (
 // does not depend on scheduling. The first error in file order is returned,
 // with its absolute line number, and every goroutine has ended when Load
 // returns. An empty input gives a CSR with no rows.
-func Load(path string, opts ...Option) (*sparsevec.CSR, error) {
-	o := buildOptions(opts)
+func Load(path string, opts ...core.Option) (*sparsevec.CSR, error) {
+	o := core.BuildOptions(opts)
 	if f, err := detectFormat(path, &o); err == nil && f != LIBSVM {
 		b, err := OpenBlocks(path, 1<<16, opts...)
 		if err != nil {
@@ -27,7 +28,7 @@ func Load(path string, opts ...Option) (*sparsevec.CSR, error) {
 		}
 		return ReadAll(b)
 	}
-	rc, err := openText(path, &o)
+	rc, err := core.OpenText(path, &o)
 	if err != nil {
 		return nil, err
 	}
@@ -42,9 +43,9 @@ func Load(path string, opts ...Option) (*sparsevec.CSR, error) {
 // path names the input in error messages only. On an error LoadReader
 // waits for a Read in progress to return before it returns, so that no
 // goroutine is left using r.
-func LoadReader(r io.Reader, path string, opts ...Option) (*sparsevec.CSR, error) {
+func LoadReader(r io.Reader, path string, opts ...core.Option) (*sparsevec.CSR, error) {
 	size := inputSize(r)
-	p := startPipeline(r, path, buildOptions(opts))
+	p := startPipeline(r, path, core.BuildOptions(opts))
 	defer p.stop()
 	var (
 		m      *sparsevec.CSR   // size known: the result, sized from the first chunk
@@ -94,12 +95,13 @@ func LoadReader(r io.Reader, path string, opts ...Option) (*sparsevec.CSR, error
 // Reader), else -1.
 func inputSize(r io.Reader) int64 {
 	var f *os.File
-	switch v := r.(type) {
-	case *decompressor:
-		if v.format != "" {
+	if pf, ok := core.PlainFile(r); ok {
+		if pf == nil {
 			return -1
 		}
-		f = v.file.f
+		r = pf
+	}
+	switch v := r.(type) {
 	case *os.File:
 		f = v
 	case interface{ Len() int }:

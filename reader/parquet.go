@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/polyhedral/cpm/reader/internal/colguard"
+	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -33,8 +34,8 @@ const levelChunk = 1 << 16
 
 // openParquetBlocks opens a Parquet file: one block per row group (or per
 // maxParquetBatchRows rows of a larger one).
-func openParquetBlocks(path string, opt options) (br BlockReader, err error) {
-	fh, err := opt.openFile(path)
+func openParquetBlocks(path string, opt core.Options) (br core.BlockReader, err error) {
+	fh, err := opt.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -46,13 +47,13 @@ func openParquetBlocks(path string, opt options) (br BlockReader, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			fh.Close()
-			br, err = nil, fmt.Errorf("%s: %w: %v", path, ErrCorrupt, p)
+			br, err = nil, fmt.Errorf("%s: %w: %v", path, core.ErrCorrupt, p)
 		}
 	}()
 	pf, err := file.NewParquetReader(fh, file.WithReadProps(parquet.NewReaderProperties(nil)))
 	if err != nil {
 		fh.Close()
-		return nil, fmt.Errorf("%s: %w: %w", path, ErrCorrupt, err)
+		return nil, fmt.Errorf("%s: %w: %w", path, core.ErrCorrupt, err)
 	}
 	md := pf.MetaData()
 	// The Arrow schema comes from the Parquet schema alone. The copy of
@@ -63,13 +64,13 @@ func openParquetBlocks(path string, opt options) (br BlockReader, err error) {
 	as, err := arrowSchemaOf(md.Schema)
 	if err != nil {
 		pf.Close()
-		return nil, &SchemaError{path, featuresColumn, err.Error()}
+		return nil, &core.SchemaError{Path: path, Column: featuresColumn, Msg: err.Error()}
 	}
 	if err := checkSchema(path, as); err != nil {
 		pf.Close()
 		return nil, err
 	}
-	b := &parquetBlocks{path: path, maxIndex: opt.maxIndex, pf: pf, limit: readLimit(fi.Size()), fh: fh, size: fi.Size(),
+	b := &parquetBlocks{path: path, maxIndex: opt.MaxIndex, pf: pf, limit: readLimit(fi.Size()), fh: fh, size: fi.Size(),
 		oldWriter: md.WriterVersion().LessThan(metadata.Parquet816FixedVersion)}
 	if err := b.mapColumns(md.Schema); err != nil {
 		pf.Close()
@@ -150,7 +151,7 @@ type parquetBlocks struct {
 	cerr   error
 }
 
-var _ BlockReader = (*parquetBlocks)(nil)
+var _ core.BlockReader = (*parquetBlocks)(nil)
 
 // mapColumns finds the three leaf columns and checks their physical types
 // and levels.
@@ -165,24 +166,24 @@ func (b *parquetBlocks) mapColumns(sc *schema.Schema) error {
 			b.labelCol, name = i, labelColumn
 			b.labelDef = c.MaxDefinitionLevel()
 			if c.MaxRepetitionLevel() != 0 {
-				return &SchemaError{b.path, labelColumn, "repeated, want one label per row"}
+				return &core.SchemaError{Path: b.path, Column: labelColumn, Msg: "repeated, want one label per row"}
 			}
 		case len(p) > 1 && p[0] == featuresColumn && p[len(p)-1] == indexField:
 			b.idxCol, name, want = i, indexField, parquet.Types.Int32
 		case len(p) > 1 && p[0] == featuresColumn && p[len(p)-1] == valueField:
 			b.valCol, name = i, valueField
 		default:
-			return &SchemaError{b.path, c.Path(), "unexpected Parquet column"}
+			return &core.SchemaError{Path: b.path, Column: c.Path(), Msg: "unexpected Parquet column"}
 		}
 		if c.PhysicalType() != want {
-			return &SchemaError{b.path, c.Path(), fmt.Sprintf("Parquet physical type %s, want %s", c.PhysicalType(), want)}
+			return &core.SchemaError{Path: b.path, Column: c.Path(), Msg: fmt.Sprintf("Parquet physical type %s, want %s", c.PhysicalType(), want)}
 		}
 		if name == labelColumn {
 			continue
 		}
 		lv, ok := leafLevels(c)
 		if !ok {
-			return &SchemaError{b.path, featuresColumn, "Parquet column " + c.Path() + " is not a list of one level"}
+			return &core.SchemaError{Path: b.path, Column: featuresColumn, Msg: "Parquet column " + c.Path() + " is not a list of one level"}
 		}
 		if name == indexField {
 			b.idxLv = lv
@@ -191,7 +192,7 @@ func (b *parquetBlocks) mapColumns(sc *schema.Schema) error {
 		}
 	}
 	if b.labelCol < 0 || b.idxCol < 0 || b.valCol < 0 {
-		return &SchemaError{b.path, featuresColumn, "Parquet leaf columns label, index and value not all found"}
+		return &core.SchemaError{Path: b.path, Column: featuresColumn, Msg: "Parquet leaf columns label, index and value not all found"}
 	}
 	return nil
 }
@@ -206,11 +207,11 @@ func (b *parquetBlocks) Next() (*sparsevec.CSR, error) {
 		return nil, b.err
 	}
 	if b.closed {
-		b.err = ErrClosed
+		b.err = core.ErrClosed
 		return nil, b.err
 	}
-	if len(b.held) >= StreamBlocks {
-		return nil, ErrBlocksHeld
+	if len(b.held) >= core.StreamBlocks {
+		return nil, core.ErrBlocksHeld
 	}
 	var blk *sparsevec.CSR
 	if n := len(b.free); n > 0 {
@@ -232,7 +233,7 @@ func (b *parquetBlocks) Next() (*sparsevec.CSR, error) {
 // corrupt wraps err so that it names the file and row group and matches
 // ErrCorrupt.
 func (b *parquetBlocks) corrupt(err error) error {
-	return fmt.Errorf("%s: row group %d: %w: %w", b.path, b.rg, ErrCorrupt, err)
+	return fmt.Errorf("%s: row group %d: %w: %w", b.path, b.rg, core.ErrCorrupt, err)
 }
 
 // read decodes the next batch into blk and validates it, turning a panic
@@ -295,9 +296,9 @@ func (b *parquetBlocks) read(blk *sparsevec.CSR) (err error) {
 			return err
 		}
 		c.got += int64(k)
-		dim, row, col, err := checkRows(blk.Labels, blk.Ptr, blk.Idx, blk.Val, b.maxIndex)
+		dim, row, col, err := core.CheckRows(blk.Labels, blk.Ptr, blk.Idx, blk.Val, b.maxIndex)
 		if err != nil {
-			return &RowError{Path: b.path, Row: b.rows + int64(row) + 1, Column: col, Err: err}
+			return &core.RowError{Path: b.path, Row: b.rows + int64(row) + 1, Column: col, Err: err}
 		}
 		blk.Dim = dim
 		return nil
@@ -316,7 +317,7 @@ func (b *parquetBlocks) leafErr(err error, leaf string) error {
 		case nullElem:
 			what = "list element"
 		}
-		return &RowError{Path: b.path, Row: b.rows + int64(n.row) + 1, Column: featuresColumn, Err: fmt.Errorf("%w: %s", ErrNull, what)}
+		return &core.RowError{Path: b.path, Row: b.rows + int64(n.row) + 1, Column: featuresColumn, Err: fmt.Errorf("%w: %s", core.ErrNull, what)}
 	}
 	return b.corrupt(fmt.Errorf("%s column: %w", leaf, err))
 }
@@ -350,7 +351,7 @@ func (b *parquetBlocks) readLabels(c *rowGroupCursor, blk *sparsevec.CSR, k int)
 		if nv != int(n) {
 			for i, l := range d[:n] {
 				if l < b.labelDef {
-					return &RowError{Path: b.path, Row: b.rows + int64(got+i) + 1, Column: labelColumn, Err: fmt.Errorf("%w: label", ErrNull)}
+					return &core.RowError{Path: b.path, Row: b.rows + int64(got+i) + 1, Column: labelColumn, Err: fmt.Errorf("%w: label", core.ErrNull)}
 				}
 			}
 			return b.corrupt(errors.New("label column: fewer values than levels"))
@@ -579,7 +580,7 @@ func take[T int32 | float32, D uint32 | float32](c *leafCursor[T], rows int, dst
 func (b *parquetBlocks) Release(blk *sparsevec.CSR) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.held = unhold(b.held, blk)
+	b.held = core.Unhold(b.held, blk)
 	b.free = append(b.free, blk)
 }
 

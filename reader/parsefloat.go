@@ -3,6 +3,8 @@ package reader
 import (
 	"math"
 	"strconv"
+
+	"github.com/polyhedral/cpm/reader/internal/core"
 )
 
 // pow10f holds the powers of ten that float32 represents exactly: 10^10 =
@@ -124,12 +126,12 @@ func slowFloat(b []byte, start, end int) (float32, int, error) {
 	f := float32(x)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return f, end, ErrNonFinite
+			return f, end, core.ErrNonFinite
 		}
-		return 0, end, ErrSyntax
+		return 0, end, core.ErrSyntax
 	}
 	if math.IsInf(x, 0) || math.IsNaN(x) {
-		return f, end, ErrNonFinite
+		return f, end, core.ErrNonFinite
 	}
 	return f, end, nil
 }
@@ -139,7 +141,7 @@ func slowFloat(b []byte, start, end int) (float32, int, error) {
 func parseFloat32(tok []byte) (float32, error) {
 	f, end, err := scanFloat(tok, 0)
 	if err == nil && end != len(tok) {
-		return 0, ErrSyntax
+		return 0, core.ErrSyntax
 	}
 	return f, err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 
+	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -42,13 +43,13 @@ type Scanner struct {
 // NewScanner returns a Scanner reading LIBSVM text from r. path names the
 // input in error messages only; r is not closed. Use Open to read files,
 // compressed or not. The options WithMaxLineBytes and WithMaxIndex apply.
-func NewScanner(r io.Reader, path string, opts ...Option) *Scanner {
-	o := buildOptions(opts)
+func NewScanner(r io.Reader, path string, opts ...core.Option) *Scanner {
+	o := core.BuildOptions(opts)
 	return &Scanner{
 		r:       r,
 		path:    path,
-		maxLine: o.maxLineBytes,
-		p:       lineParser{maxIndex: o.maxIndex},
+		maxLine: o.MaxLineBytes,
+		p:       lineParser{maxIndex: o.MaxIndex},
 		buf:     make([]byte, scanBufBytes),
 	}
 }
@@ -149,7 +150,7 @@ func (s *Scanner) nextLine() ([]byte, bool) {
 				return line, true
 			}
 			if s.rerr != io.EOF {
-				s.err = readError(s.path, s.line+1, s.rerr)
+				s.err = core.ReadError(s.path, s.line+1, s.rerr)
 			}
 			return nil, false
 		}
@@ -172,7 +173,7 @@ func (s *Scanner) fill() {
 	}
 	n, err := s.r.Read(s.buf[s.hi:])
 	if n < 0 || n > len(s.buf)-s.hi {
-		err = errBadRead
+		err = core.ErrBadRead
 		n = 0
 	}
 	s.hi += n
@@ -189,5 +190,5 @@ func (s *Scanner) fill() {
 
 // tooLong reports the line after s.line as too long.
 func (s *Scanner) tooLong() error {
-	return &ParseError{Path: s.path, Line: s.line + 1, Col: s.maxLine + 1, Err: lineTooLongError(s.maxLine)}
+	return &core.ParseError{Path: s.path, Line: s.line + 1, Col: s.maxLine + 1, Err: core.LineTooLongError(s.maxLine)}
 }

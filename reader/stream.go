@@ -3,24 +3,11 @@ package reader
 import (
 	"errors"
 	"io"
-	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/sparsevec"
-)
-
-// StreamBlocks is the number of blocks a Stream owns, and so the most the
-// caller can hold at a time (see Next).
-const StreamBlocks = 4
-
-// Errors of Stream misuse.
-var (
-	// ErrClosed is returned by Next after Close.
-	ErrClosed = errors.New("reader: stream closed")
-	// ErrBlocksHeld is returned by Next when the caller holds so many
-	// blocks that the stream has none left to fill.
-	ErrBlocksHeld = errors.New("reader: all stream blocks are held; Release one before Next")
 )
 
 // Stream reads a LIBSVM file that may not fit in memory as a sequence of
@@ -64,28 +51,28 @@ type Stream struct {
 // NewStream opens path (see Open) and starts reading it in blocks of
 // blockRows rows; only the last block may be shorter. The options of Load
 // apply. It returns an error if blockRows < 1 or the file cannot be opened.
-func NewStream(path string, blockRows int, opts ...Option) (*Stream, error) {
+func NewStream(path string, blockRows int, opts ...core.Option) (*Stream, error) {
 	if blockRows < 1 {
 		return nil, errors.New("reader: NewStream with blockRows < 1")
 	}
-	o := buildOptions(opts)
-	rc, err := openText(path, &o)
+	o := core.BuildOptions(opts)
+	rc, err := core.OpenText(path, &o)
 	if err != nil {
 		return nil, err
 	}
 	return newStream(rc, rc, path, blockRows, opts), nil
 }
 
-func newStream(r io.Reader, c io.Closer, path string, blockRows int, opts []Option) *Stream {
+func newStream(r io.Reader, c io.Closer, path string, blockRows int, opts []core.Option) *Stream {
 	s := &Stream{
 		rc:        c,
-		p:         startPipeline(r, path, buildOptions(opts)),
+		p:         startPipeline(r, path, core.BuildOptions(opts)),
 		blockRows: blockRows,
-		pool:      make(chan *sparsevec.CSR, StreamBlocks),
-		out:       make(chan *sparsevec.CSR, StreamBlocks),
+		pool:      make(chan *sparsevec.CSR, core.StreamBlocks),
+		out:       make(chan *sparsevec.CSR, core.StreamBlocks),
 		produced:  make(chan struct{}),
 	}
-	for range StreamBlocks {
+	for range core.StreamBlocks {
 		s.pool <- new(sparsevec.CSR)
 	}
 	go s.produce()
@@ -128,7 +115,7 @@ func (s *Stream) produce() {
 					return
 				}
 				hi := min(c.blk.Rows(), lo+s.blockRows-cur.Rows())
-				appendRows(cur, &c.blk, lo, hi)
+				core.AppendRows(cur, &c.blk, lo, hi)
 				lo = hi
 				if cur.Rows() == s.blockRows && !send() {
 					return
@@ -162,17 +149,17 @@ func (s *Stream) Next() (*sparsevec.CSR, error) {
 		return nil, s.err
 	}
 	if s.closed.Load() {
-		s.err = ErrClosed
+		s.err = core.ErrClosed
 		return nil, s.err
 	}
-	if len(s.held) >= StreamBlocks {
-		return nil, ErrBlocksHeld
+	if len(s.held) >= core.StreamBlocks {
+		return nil, core.ErrBlocksHeld
 	}
 	b, ok := <-s.out
 	if !ok {
 		s.err = s.finalErr
-		if s.err == nil || s.err == errStopped {
-			s.err = ErrClosed
+		if s.err == nil || s.err == core.ErrStopped {
+			s.err = core.ErrClosed
 		}
 		return nil, s.err
 	}
@@ -184,23 +171,9 @@ func (s *Stream) Next() (*sparsevec.CSR, error) {
 // use b afterwards. It panics if b is not a block the caller holds, since
 // releasing a block twice would hand it out twice.
 func (s *Stream) Release(b *sparsevec.CSR) {
-	s.held = unhold(s.held, b)
+	s.held = core.Unhold(s.held, b)
 	b.Reset()
 	s.pool <- b // never blocks: the pool can hold every block
-}
-
-// notHeld is the panic of every BlockReader's Release given a block the
-// caller does not hold: releasing a block twice would hand it out twice.
-const notHeld = "reader: Release of a block that Next did not hand out or that was released already"
-
-// unhold returns held without b, the bookkeeping of Release; it panics
-// with notHeld if b is not in held.
-func unhold(held []*sparsevec.CSR, b *sparsevec.CSR) []*sparsevec.CSR {
-	i := slices.Index(held, b)
-	if i < 0 {
-		panic(notHeld)
-	}
-	return slices.Delete(held, i, i+1)
 }
 
 // Close stops the goroutines, waits for them to end (including a Read in
@@ -214,27 +187,4 @@ func (s *Stream) Close() error {
 		s.closeErr = s.rc.Close()
 	})
 	return s.closeErr
-}
-
-// appendRows appends rows [lo, hi) of src to dst in bulk.
-func appendRows(dst, src *sparsevec.CSR, lo, hi int) {
-	if lo >= hi {
-		return
-	}
-	if len(dst.Ptr) == 0 {
-		dst.Ptr = append(dst.Ptr, 0)
-	}
-	a, b := src.Ptr[lo], src.Ptr[hi]
-	shift := len(dst.Idx) - a
-	dst.Labels = append(dst.Labels, src.Labels[lo:hi]...)
-	dst.Idx = append(dst.Idx, src.Idx[a:b]...)
-	dst.Val = append(dst.Val, src.Val[a:b]...)
-	prev := a
-	for _, p := range src.Ptr[lo+1 : hi+1] {
-		dst.Ptr = append(dst.Ptr, p+shift)
-		if p > prev {
-			dst.Dim = max(dst.Dim, int(src.Idx[p-1])+1)
-		}
-		prev = p
-	}
 }

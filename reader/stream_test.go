@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -236,8 +237,8 @@ func TestReleaseNotHeldPanics(t *testing.T) {
 		for what, blk := range map[string]*sparsevec.CSR{"released twice": b, "never handed out": new(sparsevec.CSR)} {
 			func() {
 				defer func() {
-					if p := recover(); p != notHeld {
-						t.Errorf("%s: Release of a block %s: panic %v, want %q", name, what, p, notHeld)
+					if p := recover(); p != core.NotHeld {
+						t.Errorf("%s: Release of a block %s: panic %v, want %q", name, what, p, core.NotHeld)
 					}
 				}()
 				br.Release(blk)

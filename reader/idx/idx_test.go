@@ -116,7 +116,7 @@ func TestReadIDXErrors(t *testing.T) {
 			}
 			var ie *idx.Error
 			if !errors.As(err, &ie) {
-				t.Fatalf("err %T is not an *IDXError", err)
+				t.Fatalf("err %T is not an *Error", err)
 			}
 			if ie.Name != tt.file || ie.Offset != tt.offset {
 				t.Errorf("error at %s offset %d, want %s offset %d (%v)", ie.Name, ie.Offset, tt.file, tt.offset, err)
@@ -138,7 +138,7 @@ func TestReadIDXHostileHeader(t *testing.T) {
 	_, err := idx.Read(bytes.NewReader(idxImages(n, 1024, 1024, nil)), bytes.NewReader(labels), "img", "lab")
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, idx.ErrTruncated) {
-		t.Fatalf("err = %v, want ErrIDXTruncated", err)
+		t.Fatalf("err = %v, want ErrTruncated", err)
 	}
 	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
 		t.Errorf("allocated %d bytes on a 100-byte input", got)
@@ -232,7 +232,7 @@ func TestLoadIDXCompressed(t *testing.T) {
 		}
 	}
 
-	// A damaged CRC is caught because ReadIDX reads to EOF.
+	// A damaged CRC is caught because Read reads to EOF.
 	b, _ := os.ReadFile(gzI)
 	b[len(b)-8] ^= 0xff
 	bad := filepath.Join(dir, "bad.gz")
@@ -279,7 +279,7 @@ func BenchmarkReadIDX(b *testing.B) {
 	}
 }
 
-// FuzzReadIDX feeds arbitrary bytes to ReadIDX. Decoding must not panic, and
+// FuzzReadIDX feeds arbitrary bytes to Read. Decoding must not panic, and
 // whatever decodes must be a valid CSR that survives a LIBSVM round trip
 // through Writer and Scanner unchanged.
 func FuzzReadIDX(f *testing.F) {

@@ -1,4 +1,4 @@
-package reader
+package core
 
 import (
 	"bufio"
@@ -47,20 +47,20 @@ var (
 // truncated or corrupt compressed stream gives an error wrapping ErrCorrupt.
 // Close closes the decoder and the file, but never standard input.
 func Open(path string) (io.ReadCloser, error) {
-	return openText(path, &options{})
+	return OpenText(path, &Options{})
 }
 
-// openText is Open with the file opened by o.openFile and, with the
+// OpenText is Open with the file opened by o.openFile and, with the
 // context of WithContext (nil: none), reads of a file that is not regular
 // waiting for that context as well as for data.
-func openText(path string, o *options) (io.ReadCloser, error) {
-	ctx := o.ctx
+func OpenText(path string, o *Options) (io.ReadCloser, error) {
+	ctx := o.Ctx
 	var f *os.File
 	if path == "-" {
 		f = os.Stdin
 	} else {
 		var err error
-		if f, err = o.openFile(path); err != nil {
+		if f, err = o.OpenFile(path); err != nil {
 			return nil, err
 		}
 	}
@@ -232,4 +232,18 @@ func (c *ctxReads) read(p []byte) (int, error) {
 	case <-c.ctx.Done():
 		return 0, c.ctx.Err()
 	}
+}
+
+// PlainFile tells whether r is a reader returned by Open, and if so returns
+// the file it reads when that file holds plain text (nil when it is
+// compressed), so that a caller can learn the input's size.
+func PlainFile(r io.Reader) (*os.File, bool) {
+	d, ok := r.(*decompressor)
+	if !ok {
+		return nil, false
+	}
+	if d.format != "" {
+		return nil, true
+	}
+	return d.file.f, true
 }

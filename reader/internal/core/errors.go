@@ -1,4 +1,4 @@
-package reader
+package core
 
 import (
 	"errors"
@@ -103,34 +103,34 @@ func (e *ParseError) Error() string {
 // Unwrap returns e.Err, so errors.Is(err, ErrUnsorted) and the like work.
 func (e *ParseError) Unwrap() error { return e.Err }
 
-// nearText returns tok cut to maxNear bytes for an error message.
-func nearText(tok []byte) string {
+// NearText returns tok cut to maxNear bytes for an error message.
+func NearText(tok []byte) string {
 	if len(tok) > maxNear {
 		return string(tok[:maxNear]) + "..."
 	}
 	return string(tok)
 }
 
-// indexRangeError says which maximum a feature index exceeds. It is built
+// IndexRangeError says which maximum a feature index exceeds. It is built
 // only when a line fails, so the parser makes no allocation per row.
-func indexRangeError(maxIndex uint32) error {
+func IndexRangeError(maxIndex uint32) error {
 	return fmt.Errorf("%w: above the maximum %d", ErrIndexRange, maxIndex)
 }
 
-// lineTooLongError says which bound a line exceeds.
-func lineTooLongError(maxLine int) error {
+// LineTooLongError says which bound a line exceeds.
+func LineTooLongError(maxLine int) error {
 	return fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, maxLine)
 }
 
-// errBadRead reports a Reader that returned an impossible count. Like every
+// ErrBadRead reports a Reader that returned an impossible count. Like every
 // other error a *ParseError carries but an I/O error of the system, it is of
 // the ErrBadInput class.
-var errBadRead error = &badInput{"reader returned an invalid count"}
+var ErrBadRead error = &badInput{"reader returned an invalid count"}
 
-// readError positions a read error at line. An error that Open's reader
+// ReadError positions a read error at line. An error that Open's reader
 // already wrapped in a *ParseError without a line gets the line filled in
 // (on a copy); any other error is wrapped.
-func readError(path string, line int, err error) error {
+func ReadError(path string, line int, err error) error {
 	if pe, ok := err.(*ParseError); ok && pe.Line == 0 {
 		cp := *pe
 		cp.Line = line
@@ -142,5 +142,59 @@ func readError(path string, line int, err error) error {
 	return &ParseError{Path: path, Line: line, Err: err}
 }
 
-// errStopped is returned by a pipeline that was stopped before its end.
-var errStopped = errors.New("reader: stopped")
+// ErrStopped is returned by a pipeline that was stopped before its end.
+var ErrStopped = errors.New("reader: stopped")
+
+// SchemaError reports an Arrow or Parquet file whose schema is not the
+// one this package reads: a column with the wrong type, a missing or an
+// extra column, or columns out of order. Errors.Is(err, ErrSchema) holds.
+type SchemaError struct {
+	Path   string
+	Column string // the column concerned
+	Msg    string // what is wrong, e.g. "type list<item: int64>, want ..."
+}
+
+// Error renders "path: column "name": what is wrong".
+func (e *SchemaError) Error() string {
+	return e.Path + ": column " + strconv.Quote(e.Column) + ": " + e.Msg
+}
+
+// Unwrap returns ErrSchema.
+func (e *SchemaError) Unwrap() error { return ErrSchema }
+
+// RowError reports a bad row of an Arrow or Parquet file: Row is its
+// 1-based number counted from the start of the file, Column is "label" or
+// "features", and Err wraps one of the sentinels ErrIndexZero,
+// ErrIndexRange, ErrUnsorted, ErrDuplicate, ErrNonFinite or ErrNull, with
+// detail. CreateBlocks returns RowErrors too, Row counting the rows written.
+// A row cache's index above WithMaxIndex is a RowError too (any other
+// damage of a cache is a *CacheError).
+type RowError struct {
+	Path   string
+	Row    int64
+	Column string
+	Err    error
+}
+
+// Error renders `path: row N: column "features": what is wrong`.
+func (e *RowError) Error() string {
+	b := make([]byte, 0, 64+len(e.Path))
+	b = append(b, e.Path...)
+	b = append(b, ": row "...)
+	b = strconv.AppendInt(b, e.Row, 10)
+	b = append(b, ": column "...)
+	b = strconv.AppendQuote(b, e.Column)
+	b = append(b, ": "...)
+	if e.Err != nil {
+		b = append(b, e.Err.Error()...)
+	}
+	return string(b)
+}
+
+// Unwrap returns e.Err, so errors.Is(err, ErrUnsorted) and the like work.
+func (e *RowError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrBadInput: a bad row is malformed input
+// whatever e.Err says of it (a row of more nonzeros than a batch can hold
+// wraps no sentinel).
+func (e *RowError) Is(target error) bool { return target == ErrBadInput }

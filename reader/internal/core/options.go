@@ -1,4 +1,4 @@
-package reader
+package core
 
 import (
 	"context"
@@ -21,31 +21,31 @@ const (
 // Option configures a reader (Scanner, Load, LoadReader, NewStream,
 // OpenBlocks, OpenCache) or a writer (CreateBlocks, CreateCompressed). Each
 // option says which of them it concerns; the others ignore it.
-type Option func(*options)
+type Option func(*Options)
 
-type options struct {
-	ctx context.Context // nil: none
+type Options struct {
+	Ctx context.Context // nil: none
 
 	// readers
-	maxLineBytes int
-	maxIndex     uint32
-	chunkBytes   int
-	workers      int
-	open         func(path string) (*os.File, error) // nil: os.Open
+	MaxLineBytes int
+	MaxIndex     uint32
+	ChunkBytes   int
+	Workers      int
+	Opener       func(path string) (*os.File, error) // nil: os.Open
 
 	// writers
-	compression string
-	batchRows   int
-	zstdLevel   ZstdLevel
-	file        []atomicfile.Option // rules for the destination (CreateCache)
-	err         error               // an invalid option's, reported by the writer
+	Compression string
+	BatchRows   int
+	ZstdLevel   ZstdLevel
+	File        []atomicfile.Option // rules for the destination (CreateCache)
+	Err         error               // an invalid option's, reported by the writer
 }
 
-// openFile opens the input file at path, with the WithOpener function if
+// OpenFile opens the input file at path, with the WithOpener function if
 // one was given.
-func (o *options) openFile(path string) (*os.File, error) {
-	if o.open != nil {
-		return o.open(path)
+func (o *Options) OpenFile(path string) (*os.File, error) {
+	if o.Opener != nil {
+		return o.Opener(path)
 	}
 	return os.Open(path)
 }
@@ -58,16 +58,16 @@ func (o *options) openFile(path string) (*os.File, error) {
 // its name meanwhile, gives a function returning a new descriptor of a
 // file it keeps open.
 func WithOpener(open func(path string) (*os.File, error)) Option {
-	return func(o *options) { o.open = open }
+	return func(o *Options) { o.Opener = open }
 }
 
-func buildOptions(opts []Option) options {
-	o := options{
-		maxLineBytes: DefaultMaxLineBytes,
-		maxIndex:     1<<32 - 1,
-		chunkBytes:   DefaultChunkBytes,
-		workers:      runtime.GOMAXPROCS(0),
-		batchRows:    DefaultBatchRows,
+func BuildOptions(opts []Option) Options {
+	o := Options{
+		MaxLineBytes: DefaultMaxLineBytes,
+		MaxIndex:     1<<32 - 1,
+		ChunkBytes:   DefaultChunkBytes,
+		Workers:      runtime.GOMAXPROCS(0),
+		BatchRows:    DefaultBatchRows,
 	}
 	for _, f := range opts {
 		f(&o)
@@ -87,18 +87,18 @@ func buildOptions(opts []Option) options {
 // comes or the process exits, and its data is dropped. The Scanner ignores
 // the context.
 func WithContext(ctx context.Context) Option {
-	return func(o *options) { o.ctx = ctx }
+	return func(o *Options) { o.Ctx = ctx }
 }
 
 // WithMaxLineBytes sets the longest line accepted, in bytes, not counting
 // the newline; a longer line is ErrLineTooLong. Buffers never grow past this
 // bound. n <= 0 selects DefaultMaxLineBytes (64 MiB).
 func WithMaxLineBytes(n int) Option {
-	return func(o *options) {
+	return func(o *Options) {
 		if n <= 0 {
 			n = DefaultMaxLineBytes
 		}
-		o.maxLineBytes = n
+		o.MaxLineBytes = n
 	}
 }
 
@@ -109,11 +109,11 @@ func WithMaxLineBytes(n int) Option {
 // so the weights a trainer sizes by it. n == 0 selects the default,
 // 1<<32-1.
 func WithMaxIndex(n uint32) Option {
-	return func(o *options) {
+	return func(o *Options) {
 		if n == 0 {
 			n = 1<<32 - 1
 		}
-		o.maxIndex = n
+		o.MaxIndex = n
 	}
 }
 
@@ -122,11 +122,11 @@ func WithMaxIndex(n uint32) Option {
 // past it only to hold one line longer than n. n <= 0 selects
 // DefaultChunkBytes (1 MiB). The Scanner ignores it.
 func WithChunkBytes(n int) Option {
-	return func(o *options) {
+	return func(o *Options) {
 		if n <= 0 {
 			n = DefaultChunkBytes
 		}
-		o.chunkBytes = n
+		o.ChunkBytes = n
 	}
 }
 
@@ -134,10 +134,10 @@ func WithChunkBytes(n int) Option {
 // n <= 0 selects GOMAXPROCS. The result never depends on it. The Scanner
 // ignores it.
 func WithWorkers(n int) Option {
-	return func(o *options) {
+	return func(o *Options) {
 		if n <= 0 {
 			n = runtime.GOMAXPROCS(0)
 		}
-		o.workers = n
+		o.Workers = n
 	}
 }
