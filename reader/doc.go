@@ -11,13 +11,21 @@
 // taxonomy (the sentinels below, all of the ErrBadInput class) covers every
 // format. Beside it:
 //
+//   - reader/rowcache writes and reads the binary row cache (Create, Open,
+//     Tee, Check); OpenBlocks dispatches a file starting with
+//     rowcache.Magic to rowcache.Open;
+//   - reader/internal/core holds what every format shares: the BlockReader
+//     and BlockWriter interfaces, the options, the error taxonomy, row
+//     validation, Open's decompression and the compressed output file;
+//     reader gives its names to callers;
 //   - reader/idx decodes the MNIST idx files (LoadIDX opens them through
 //     Open, compressed or not);
 //   - reader/internal/colguard holds the checks that protect the Arrow IPC
 //     and Parquet readers against arrow-go's failures on hostile input; it
 //     returns plain errors, which reader wraps in ErrCorrupt.
 //
-// The subpackages import nothing of reader, so reader may import them.
+// The subpackages import nothing of reader, so reader may import them; the
+// format packages share only reader/internal/core.
 //
 // # Format
 //
@@ -133,7 +141,7 @@
 // line and byte column, and one of the sentinel errors (ErrSyntax,
 // ErrIndexZero, ...), which errors.Is finds. Every sentinel of malformed
 // input matches ErrBadInput, and so does every *RowError and every
-// *ParseError, *SchemaError and *CacheError that wraps one; one that carries
+// *ParseError, *SchemaError and *rowcache.Error that wraps one; one that carries
 // an I/O error of the operating system does not. errors.Is(err, ErrBadInput) thus tells a
 // bad file from an unreadable one, whatever its format. ErrIndexRange and
 // ErrLineTooLong say which limit was exceeded, so that a caller can say how

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/polyhedral/cpm/reader/internal/core"
+	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -25,7 +26,7 @@ const (
 	ArrowStream
 	// Parquet is an Apache Parquet file, magic "PAR1".
 	Parquet
-	// Cache is this package's binary row cache (see CreateCache).
+	// Cache is the binary row cache of package rowcache.
 	Cache
 )
 
@@ -50,7 +51,7 @@ var (
 	arrowFileMagic   = []byte("ARROW1")
 	arrowStreamMagic = []byte{0xff, 0xff, 0xff, 0xff} // IPC continuation marker
 	parquetMagic     = []byte("PAR1")
-	cacheMagic       = []byte("CPMCACHE")
+	cacheMagic       = []byte(rowcache.Magic)
 )
 
 // DetectFormat tells the format of the file at path from its first bytes,
@@ -131,7 +132,7 @@ func OpenBlocks(path string, blockRows int, opts ...core.Option) (core.BlockRead
 	case Parquet:
 		return openParquetBlocks(path, o)
 	case Cache:
-		return OpenCache(path, blockRows, opts...)
+		return rowcache.Open(path, blockRows, opts...)
 	}
 	return NewStream(path, blockRows, opts...)
 }

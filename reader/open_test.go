@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -203,7 +204,7 @@ func TestWithOpener(t *testing.T) {
 				m    *sparsevec.CSR
 			}{{real, want}, {named, decoy}} {
 				if ext == ".cpmcache" {
-					w, err := CreateCache(f.path, "")
+					w, err := rowcache.Create(f.path, "")
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/polyhedral/cpm/reader/internal/core"
+	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -212,9 +213,9 @@ func TestReleaseNotHeldPanics(t *testing.T) {
 	src := writeSource(t, dir)
 	cache := filepath.Join(dir, "x.cpmcache")
 	writeCache(t, cache, src, blocksOf(m, 5))
-	open["cache"] = func() (BlockReader, error) { return OpenCache(cache, 5) }
+	open["cache"] = func() (BlockReader, error) { return rowcache.Open(cache, 5) }
 	open["tee"] = func() (BlockReader, error) {
-		w, err := CreateCache(filepath.Join(dir, "tee.cpmcache"), src)
+		w, err := rowcache.Create(filepath.Join(dir, "tee.cpmcache"), src)
 		if err != nil {
 			return nil, err
 		}
@@ -222,7 +223,7 @@ func TestReleaseNotHeldPanics(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return TeeCache(s, w), nil
+		return rowcache.Tee(s, w), nil
 	}
 	for name, o := range open {
 		br, err := o()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/polyhedral/cpm/internal/iocount"
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -257,7 +258,7 @@ func convertOutput(ctx context.Context, out string, format reader.Format, source
 		cw := &iocount.Writer{W: stdout}
 		return &stdoutBlocks{cw: cw, w: reader.NewWriter(cw)}, nil
 	case format == reader.Cache:
-		return reader.CreateCache(out, source, lim.opts(ctx)...)
+		return rowcache.Create(out, source, lim.opts(ctx)...)
 	}
 	return reader.CreateBlocks(out, reader.WithCompression(compression), reader.WithBatchRows(batchRows), reader.WithContext(ctx))
 }

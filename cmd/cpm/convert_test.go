@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -410,7 +411,7 @@ func TestConvertCacheServesTrain(t *testing.T) {
 	if back := mustRun(t, "convert", idxCache, "-o", "-"); back != direct || direct == "" {
 		t.Errorf("idx -> cache -> LIBSVM gave %q, idx -> LIBSVM %q", back, direct)
 	}
-	if err := reader.CheckCache(idxCache, in); !errors.Is(err, reader.ErrCacheStale) {
-		t.Errorf("CheckCache of a cache without a source: %v, want ErrCacheStale", err)
+	if err := rowcache.Check(idxCache, in); !errors.Is(err, rowcache.ErrStale) {
+		t.Errorf("rowcache.Check of a cache without a source: %v, want rowcache.ErrStale", err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 // ErrBadInput is the class of every error that says the input data is
 // malformed, as opposed to unreadable: errors.Is(err, ErrBadInput) holds for
 // each sentinel below, for every *RowError, and for a *ParseError,
-// *SchemaError or *CacheError that wraps one of the sentinels, but not for
+// *SchemaError or *rowcache.Error that wraps one of the sentinels, but not for
 // one that carries an I/O error of the operating system. A command maps the two classes to
 // different exit statuses with this one test.
 var ErrBadInput = errors.New("bad input")
@@ -24,7 +24,7 @@ func (e *badInput) Is(target error) bool { return target == ErrBadInput }
 
 // Sentinel errors name the kind of malformed input; each one matches
 // ErrBadInput. They are wrapped in a *ParseError, *RowError, *SchemaError
-// or *CacheError carrying the position; test for them with errors.Is.
+// or *rowcache.Error carrying the position; test for them with errors.Is.
 var (
 	// ErrSyntax: a number that does not parse, or a feature without ':'.
 	ErrSyntax error = &badInput{"syntax error"}
@@ -168,7 +168,7 @@ func (e *SchemaError) Unwrap() error { return ErrSchema }
 // ErrIndexRange, ErrUnsorted, ErrDuplicate, ErrNonFinite or ErrNull, with
 // detail. CreateBlocks returns RowErrors too, Row counting the rows written.
 // A row cache's index above WithMaxIndex is a RowError too (any other
-// damage of a cache is a *CacheError).
+// damage of a cache is a *rowcache.Error).
 type RowError struct {
 	Path   string
 	Row    int64

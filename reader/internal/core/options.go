@@ -19,7 +19,7 @@ const (
 )
 
 // Option configures a reader (Scanner, Load, LoadReader, NewStream,
-// OpenBlocks, OpenCache) or a writer (CreateBlocks, CreateCompressed). Each
+// OpenBlocks, rowcache.Open) or a writer (CreateBlocks, CreateCompressed). Each
 // option says which of them it concerns; the others ignore it.
 type Option func(*Options)
 
@@ -37,7 +37,7 @@ type Options struct {
 	Compression string
 	BatchRows   int
 	ZstdLevel   ZstdLevel
-	File        []atomicfile.Option // rules for the destination (CreateCache)
+	File        []atomicfile.Option // rules for the destination (rowcache.Create)
 	Err         error               // an invalid option's, reported by the writer
 }
 
@@ -50,7 +50,7 @@ func (o *Options) OpenFile(path string) (*os.File, error) {
 	return os.Open(path)
 }
 
-// WithOpener makes OpenBlocks, NewStream, Load and OpenCache open their
+// WithOpener makes OpenBlocks, NewStream, Load and rowcache.Open open their
 // input file with open instead of os.Open (standard input aside). The
 // readers read the file it returns from its start and close it when done;
 // errors still name the path given to them. A caller that reads a file
@@ -76,7 +76,7 @@ func BuildOptions(opts []Option) Options {
 }
 
 // WithContext makes Load, LoadReader, NewStream, OpenBlocks (LIBSVM text
-// and the cache) and OpenCache stop when ctx is cancelled: their goroutines
+// and the cache) and rowcache.Open stop when ctx is cancelled: their goroutines
 // end, and Load or the blocks' Next return an error wrapping ctx.Err()
 // instead of the rows not yet read. It makes the output of CreateBlocks
 // abandon its work: writes and Close fail with ctx's error and the output is

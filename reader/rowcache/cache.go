@@ -1,4 +1,4 @@
-package reader
+package rowcache
 
 import (
 	"bufio"
@@ -20,42 +20,6 @@ import (
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// The binary row cache.
-//
-// Multi-pass training over text re-parses every row on every pass; parsing
-// costs about 6 µs for an MNIST row of 150 nonzeros (2.1 KB of text). The
-// cache stores the parsed rows once, in a form that decodes at a few
-// nanoseconds per nonzero, so passes after the first cost little more than
-// the SGD steps themselves.
-//
-// It is a purpose-built format rather than Arrow IPC because of what it
-// holds: sparse rows whose indices ascend within a row, and whose values
-// often come from a small set (pixel/255, binary features, a few tf-idf
-// levels). Delta-coded indices take one byte for gaps below 128 and
-// dictionary-coded values one byte, so an MNIST nonzero costs 2 bytes where
-// Arrow's uint32+float32 layout costs 8 (bench/RESULTS.md has the
-// measurements). Every block carries a CRC-32C, so a damaged cache is an
-// error, never wrong rows.
-//
-// Layout (integers little-endian, "uv" an unsigned LEB128 varint):
-//
-//	header   "CPMCACHE" | version u32 = 1 | maxIndex u32 (the WithMaxIndex the
-//	         rows were checked against) | source size i64 | source mtime i64
-//	         (Unix ns) | source head u64 (CRC-64/ECMA of its first 64 KiB) |
-//	         path length u32 | path | CRC-32C of the header so far
-//	block    rows u32 (> 0) | nnz u32 | max index u32 | dict length u32
-//	         (0..256) | payload length u32 | CRC-32C u32 of the five fields
-//	         before it and the payload | payload
-//	payload  labels: rows × f32 | row lengths: rows × uv | indices: nnz × uv,
-//	         each the gap to the previous index of its row (the first from 0),
-//	         so always >= 1 | values: if dict length > 0, dict length × f32
-//	         then nnz × u8 codes, else nnz × f32
-//	trailer  rows u32 = 0 | total rows u64 | total nnz u64 | blocks u64 |
-//	         CRC-32C of the trailer so far
-//
-// A cache file exists only complete: it is written to a temporary file and
-// renamed into place when the last block is in (CreateCache, CacheWriter).
-
 const (
 	cacheVersion   = 1
 	cacheHeadBytes = 64 << 10 // bytes of the source hashed into the header
@@ -67,56 +31,59 @@ const (
 	maxCacheBlockNNZ  = 1 << 28
 )
 
+// Magic is the first eight bytes of every cache file.
+const Magic = "CPMCACHE"
+
 var (
 	castagnoli = crc32.MakeTable(crc32.Castagnoli)
 	ecma64     = crc64.MakeTable(crc64.ECMA)
 )
 
-// ErrCacheStale is returned, wrapped with the reason, by CheckCache when a
+// ErrStale is returned, wrapped with the reason, by Check when a
 // cache file does not match its source as the source is now.
-var ErrCacheStale = errors.New("cache is stale")
+var ErrStale = errors.New("cache is stale")
 
-// ErrNotCache is wrapped by the error of CacheReplaceable, and so of
-// CreateCache, for an existing file that is not a cpm cache.
+// ErrNotCache is wrapped by the error of Replaceable, and so of
+// Create, for an existing file that is not a cpm cache.
 var ErrNotCache = errors.New("not a cpm cache")
 
-// CacheReplaceable returns nil if a cache may be written over the file at
+// Replaceable returns nil if a cache may be written over the file at
 // path: a file that starts with the cache's magic bytes (a cache, perhaps
 // stale or damaged) or is empty. For any other file (training data, a
 // model, a cache of a format without the magic) it returns an error
 // wrapping ErrNotCache that names path, so that a mistyped --cache does
 // not destroy it.
-func CacheReplaceable(path string) error {
+func Replaceable(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	magic := make([]byte, len(cacheMagic))
+	magic := make([]byte, len(Magic))
 	n, err := io.ReadFull(f, magic)
 	switch {
 	case n == 0 && err == io.EOF:
 		return nil
-	case err == nil && string(magic) == string(cacheMagic):
+	case err == nil && string(magic) == Magic:
 		return nil
 	case err != nil && err != io.ErrUnexpectedEOF:
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return fmt.Errorf("%s is %w (it does not start with %q); remove it or name another cache file", path, ErrNotCache, cacheMagic)
+	return fmt.Errorf("%s is %w (it does not start with %q); remove it or name another cache file", path, ErrNotCache, Magic)
 }
 
-// CacheError reports a damaged or foreign cache file.
-type CacheError struct {
+// Error reports a damaged or foreign cache file.
+type Error struct {
 	Path   string
 	Offset int64 // byte offset of the damaged field
 	Err    error // wraps ErrCorrupt, or an I/O error
 }
 
-func (e *CacheError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("%s: cache byte %d: %v", e.Path, e.Offset, e.Err)
 }
 
-func (e *CacheError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
 // sourceID identifies the version of a source file a cache was built from.
 type sourceID struct {
@@ -145,7 +112,7 @@ func identify(path string, maxIndex uint32) (sourceID, error) {
 }
 
 func (id sourceID) appendHeader(b []byte, source string) []byte {
-	b = append(b, cacheMagic...)
+	b = append(b, Magic...)
 	b = binary.LittleEndian.AppendUint32(b, cacheVersion)
 	b = binary.LittleEndian.AppendUint32(b, id.maxIndex)
 	b = binary.LittleEndian.AppendUint64(b, uint64(id.size))
@@ -160,27 +127,27 @@ func (id sourceID) appendHeader(b []byte, source string) []byte {
 func readCacheHeader(r io.Reader, path string) (sourceID, string, int64, error) {
 	fixed := make([]byte, 8+4+4+8+8+8+4)
 	if _, err := io.ReadFull(r, fixed); err != nil {
-		return sourceID{}, "", 0, &CacheError{path, 0, fmt.Errorf("%w: header: %w", core.ErrCorrupt, noEOF(err))}
+		return sourceID{}, "", 0, &Error{path, 0, fmt.Errorf("%w: header: %w", core.ErrCorrupt, noEOF(err))}
 	}
-	if string(fixed[:8]) != string(cacheMagic) {
-		return sourceID{}, "", 0, &CacheError{path, 0, fmt.Errorf("%w: not a cpm cache (bad magic)", core.ErrCorrupt)}
+	if string(fixed[:8]) != Magic {
+		return sourceID{}, "", 0, &Error{path, 0, fmt.Errorf("%w: not a cpm cache (bad magic)", core.ErrCorrupt)}
 	}
 	le := binary.LittleEndian
 	if v := le.Uint32(fixed[8:]); v != cacheVersion {
-		return sourceID{}, "", 8, &CacheError{path, 8, fmt.Errorf("%w: cache version %d, this build reads %d", core.ErrCorrupt, v, cacheVersion)}
+		return sourceID{}, "", 8, &Error{path, 8, fmt.Errorf("%w: cache version %d, this build reads %d", core.ErrCorrupt, v, cacheVersion)}
 	}
 	id := sourceID{maxIndex: le.Uint32(fixed[12:]), size: int64(le.Uint64(fixed[16:])), mtime: int64(le.Uint64(fixed[24:])), head: le.Uint64(fixed[32:])}
 	n := le.Uint32(fixed[40:])
 	if n > 1<<16 {
-		return sourceID{}, "", 40, &CacheError{path, 40, fmt.Errorf("%w: source path of %d bytes", core.ErrCorrupt, n)}
+		return sourceID{}, "", 40, &Error{path, 40, fmt.Errorf("%w: source path of %d bytes", core.ErrCorrupt, n)}
 	}
 	rest := make([]byte, n+4)
 	if _, err := io.ReadFull(r, rest); err != nil {
-		return sourceID{}, "", 44, &CacheError{path, 44, fmt.Errorf("%w: header: %w", core.ErrCorrupt, noEOF(err))}
+		return sourceID{}, "", 44, &Error{path, 44, fmt.Errorf("%w: header: %w", core.ErrCorrupt, noEOF(err))}
 	}
 	h := crc32.Update(crc32.Checksum(fixed, castagnoli), castagnoli, rest[:n])
 	if h != le.Uint32(rest[n:]) {
-		return sourceID{}, "", 44 + int64(n), &CacheError{path, 44 + int64(n), fmt.Errorf("%w: header checksum mismatch", core.ErrCorrupt)}
+		return sourceID{}, "", 44 + int64(n), &Error{path, 44 + int64(n), fmt.Errorf("%w: header checksum mismatch", core.ErrCorrupt)}
 	}
 	return id, string(rest[:n]), int64(len(fixed)) + int64(len(rest)), nil
 }
@@ -194,14 +161,14 @@ func noEOF(err error) error {
 	return err
 }
 
-// CheckCache reports whether the cache file at cachePath was built from the
+// Check reports whether the cache file at cachePath was built from the
 // source file as it is now: same size, modification time and first 64 KiB,
 // and the same WithMaxIndex. It returns nil for a usable cache, an error
-// wrapping ErrCacheStale that says what changed, an error wrapping
-// os.ErrNotExist when there is no cache, or a *CacheError for a damaged one.
+// wrapping ErrStale that says what changed, an error wrapping
+// os.ErrNotExist when there is no cache, or a *Error for a damaged one.
 // Only the header is read: block checksums are verified as the cache is
 // read.
-func CheckCache(cachePath, source string, opts ...core.Option) error {
+func Check(cachePath, source string, opts ...core.Option) error {
 	f, err := os.Open(cachePath)
 	if err != nil {
 		return err
@@ -217,21 +184,21 @@ func CheckCache(cachePath, source string, opts ...core.Option) error {
 	}
 	switch {
 	case recorded == "":
-		return fmt.Errorf("%s: %w: the cache records no source file", cachePath, ErrCacheStale)
+		return fmt.Errorf("%s: %w: the cache records no source file", cachePath, ErrStale)
 	case got.size != want.size:
-		return fmt.Errorf("%s: %w: source %s is %d bytes, the cache was built from %d", cachePath, ErrCacheStale, source, want.size, got.size)
+		return fmt.Errorf("%s: %w: source %s is %d bytes, the cache was built from %d", cachePath, ErrStale, source, want.size, got.size)
 	case got.mtime != want.mtime:
-		return fmt.Errorf("%s: %w: source %s was modified after the cache was built", cachePath, ErrCacheStale, source)
+		return fmt.Errorf("%s: %w: source %s was modified after the cache was built", cachePath, ErrStale, source)
 	case got.head != want.head:
-		return fmt.Errorf("%s: %w: the first 64 KiB of %s differ from the cached source", cachePath, ErrCacheStale, source)
+		return fmt.Errorf("%s: %w: the first 64 KiB of %s differ from the cached source", cachePath, ErrStale, source)
 	case got.maxIndex != want.maxIndex:
-		return fmt.Errorf("%s: %w: built with max index %d, asked for %d", cachePath, ErrCacheStale, got.maxIndex, want.maxIndex)
+		return fmt.Errorf("%s: %w: built with max index %d, asked for %d", cachePath, ErrStale, got.maxIndex, want.maxIndex)
 	}
 	return nil
 }
 
-// CacheWriter writes a cache file block by block; see CreateCache.
-type CacheWriter struct {
+// Writer writes a cache file block by block; see Create.
+type Writer struct {
 	out       *core.OutputFile
 	w         *bufio.Writer
 	buf       []byte
@@ -243,18 +210,18 @@ type CacheWriter struct {
 	nanos     atomic.Int64 // time spent in Write
 }
 
-// CreateCache starts a cache at path for the rows of the file source, whose
+// Create starts a cache at path for the rows of the file source, whose
 // identity (size, modification time, first 64 KiB) it records so that
-// CheckCache can tell when the source changes. An empty source or "-"
+// Check can tell when the source changes. An empty source or "-"
 // records no identity (rows from standard input, or from several files):
-// CheckCache never matches such a cache to a source, while OpenCache and
+// Check never matches such a cache to a source, while Open and
 // OpenBlocks read it as any other. The rows must have been read with the
 // given options (WithMaxIndex matters). The cache is written by the rules
 // of OutputFile; an existing file at path that is the source itself or not
-// a cache (CacheReplaceable) is refused with an error wrapping
+// a cache (Replaceable) is refused with an error wrapping
 // atomicfile.ErrRefused. Nothing appears at path until Close
 // succeeds.
-func CreateCache(path, source string, opts ...core.Option) (*CacheWriter, error) {
+func Create(path, source string, opts ...core.Option) (*Writer, error) {
 	id := sourceID{maxIndex: core.BuildOptions(opts).MaxIndex}
 	if source == "-" {
 		source = ""
@@ -272,12 +239,12 @@ func CreateCache(path, source string, opts ...core.Option) (*CacheWriter, error)
 		return nil, fmt.Errorf("%s: a cache file is not compressed (%s); name it *.cpmcache", path, ext)
 	}
 	out, err := core.CreateCompressed(path, func(o *core.Options) {
-		o.File = []atomicfile.Option{atomicfile.NotSameAs(source), atomicfile.ReplaceOnly(CacheReplaceable)}
+		o.File = []atomicfile.Option{atomicfile.NotSameAs(source), atomicfile.ReplaceOnly(Replaceable)}
 	})
 	if err != nil {
 		return nil, err
 	}
-	c := &CacheWriter{out: out, w: bufio.NewWriterSize(out, 1<<20)}
+	c := &Writer{out: out, w: bufio.NewWriterSize(out, 1<<20)}
 	if _, err := c.w.Write(id.appendHeader(nil, source)); err != nil {
 		out.Abort()
 		return nil, err
@@ -286,7 +253,7 @@ func CreateCache(path, source string, opts ...core.Option) (*CacheWriter, error)
 }
 
 // Write appends the rows of b to the cache.
-func (c *CacheWriter) Write(b *sparsevec.CSR) error {
+func (c *Writer) Write(b *sparsevec.CSR) error {
 	if c.err != nil {
 		return c.err
 	}
@@ -367,7 +334,7 @@ func (c *CacheWriter) Write(b *sparsevec.CSR) error {
 }
 
 // Close writes the trailer, syncs the file and renames it into place.
-func (c *CacheWriter) Close() error {
+func (c *Writer) Close() error {
 	if c.err != nil {
 		c.out.Abort()
 		return c.err
@@ -392,7 +359,7 @@ func (c *CacheWriter) Close() error {
 
 // Abort discards the cache; nothing appears at its path. It is a no-op
 // after Close.
-func (c *CacheWriter) Abort() {
+func (c *Writer) Abort() {
 	if c.err == nil {
 		c.err = errors.New("reader: cache writer aborted")
 	}
@@ -400,14 +367,14 @@ func (c *CacheWriter) Abort() {
 }
 
 // Rows returns the number of rows written so far.
-func (c *CacheWriter) Rows() int64 { return int64(c.rows) }
+func (c *Writer) Rows() int64 { return int64(c.rows) }
 
 // Seconds returns the time spent encoding and writing blocks so far. It
 // may be called from any goroutine.
-func (c *CacheWriter) Seconds() float64 { return time.Duration(c.nanos.Load()).Seconds() }
+func (c *Writer) Seconds() float64 { return time.Duration(c.nanos.Load()).Seconds() }
 
 // Bytes returns the number of bytes that have reached the file so far.
-func (c *CacheWriter) Bytes() int64 { return c.out.Written() }
+func (c *Writer) Bytes() int64 { return c.out.Written() }
 
 // cacheDict builds the value dictionary of a block: at most maxCacheDict
 // distinct float32 bit patterns, found with a small open-addressing table.
@@ -510,12 +477,12 @@ type cacheReader struct {
 	rows, nnz int64
 }
 
-// OpenCache opens a cache file written by CacheWriter. blockRows is ignored
-// (the blocks are the ones written); it is there so OpenCache fits
+// Open opens a cache file written by Writer. blockRows is ignored
+// (the blocks are the ones written); it is there so Open fits
 // OpenBlocks. Of the options only WithMaxIndex, WithOpener and WithContext apply: a row
 // with a larger index is a *RowError wrapping ErrIndexRange, as in the other
 // formats, whatever limit the cache was built with.
-func OpenCache(path string, blockRows int, opts ...core.Option) (core.BlockReader, error) {
+func Open(path string, blockRows int, opts ...core.Option) (core.BlockReader, error) {
 	o := core.BuildOptions(opts)
 	r, err := openCache(path, o.MaxIndex, o.OpenFile)
 	if err != nil {
@@ -572,7 +539,7 @@ func (r *cacheReader) produce() {
 		le      = binary.LittleEndian
 	)
 	fail := func(at int64, format string, args ...any) {
-		r.finalErr = &CacheError{r.path, at, fmt.Errorf("%w: "+format, append([]any{core.ErrCorrupt}, args...)...)}
+		r.finalErr = &Error{r.path, at, fmt.Errorf("%w: "+format, append([]any{core.ErrCorrupt}, args...)...)}
 	}
 	for {
 		if _, err := io.ReadFull(br, h[:4]); err != nil {
@@ -671,17 +638,17 @@ func (r *cacheReader) indexRange(blk *sparsevec.CSR, rows int64) error {
 	for i := range blk.Rows() {
 		for _, j := range blk.Row(i).Idx {
 			if j > r.maxIndex {
-				return &core.RowError{Path: r.path, Row: rows + int64(i) + 1, Column: featuresColumn,
+				return &core.RowError{Path: r.path, Row: rows + int64(i) + 1, Column: core.FeaturesColumn,
 					Err: fmt.Errorf("%w: index %d above the maximum %d", core.ErrIndexRange, j, r.maxIndex)}
 			}
 		}
 	}
-	return &CacheError{r.path, 0, fmt.Errorf("%w: block without the index its header claims", core.ErrCorrupt)} // unreachable: decodeCacheBlock checked it
+	return &Error{r.path, 0, fmt.Errorf("%w: block without the index its header claims", core.ErrCorrupt)} // unreachable: decodeCacheBlock checked it
 }
 
 // decodeCacheBlock decodes a checked payload into blk and returns "" or
 // what is wrong with it. maxIdx must be the largest index of the block's
-// rows (0 if it has none), as CacheWriter writes it.
+// rows (0 if it has none), as Writer writes it.
 func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32, dictLen int) string {
 	le := binary.LittleEndian
 	// Every row takes at least 5 bytes (label, length) and every nonzero 2
@@ -851,7 +818,7 @@ func (r *cacheReader) Close() error {
 	return r.closeErr
 }
 
-// TeeCache returns a BlockReader that hands out the blocks of src and
+// Tee returns a BlockReader that hands out the blocks of src and
 // writes each to w as it passes. Writing runs in its own goroutine, off the
 // path between src and the caller: a block goes back to src only when both
 // the caller has released it and the writer is done with it, and when src
@@ -859,7 +826,7 @@ func (r *cacheReader) Close() error {
 // writes are finished and w is closed, so the cache appears complete under
 // its name before the reader returns io.EOF. Closing the reader before the
 // end, or an error of src or w, aborts w: a cache exists only whole.
-func TeeCache(src core.BlockReader, w *CacheWriter) core.BlockReader {
+func Tee(src core.BlockReader, w *Writer) core.BlockReader {
 	t := &teeCache{
 		src:     src,
 		w:       w,
@@ -878,7 +845,7 @@ const teeInflight = 2 * core.StreamBlocks
 
 type teeCache struct {
 	src core.BlockReader
-	w   *CacheWriter
+	w   *Writer
 
 	// Owned by the goroutine that calls Next and Release.
 	held     []*sparsevec.CSR // released by the caller, or not, ...

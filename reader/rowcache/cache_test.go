@@ -1,4 +1,4 @@
-package reader
+package rowcache_test
 
 import (
 	"errors"
@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/polyhedral/cpm/internal/atomicfile"
+	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/reader/internal/core"
+	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -82,7 +84,7 @@ func writeSource(t *testing.T, dir string) string {
 
 func writeCache(t testing.TB, path, src string, blocks []*sparsevec.CSR) {
 	t.Helper()
-	w, err := CreateCache(path, src)
+	w, err := rowcache.Create(path, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +98,7 @@ func writeCache(t testing.TB, path, src string, blocks []*sparsevec.CSR) {
 	}
 }
 
-func readAll(t *testing.T, b BlockReader) (*sparsevec.CSR, []int, error) {
+func readAll(t *testing.T, b reader.BlockReader) (*sparsevec.CSR, []int, error) {
 	t.Helper()
 	m := &sparsevec.CSR{Ptr: []int{0}}
 	var dims []int
@@ -122,13 +124,13 @@ func TestCacheRoundTrip(t *testing.T) {
 	blocks := blocksOf(want, 300)
 	path := filepath.Join(dir, "c.cpmcache")
 	writeCache(t, path, src, blocks)
-	if f, err := DetectFormat(path); err != nil || f != Cache {
+	if f, err := reader.DetectFormat(path); err != nil || f != reader.Cache {
 		t.Fatalf("DetectFormat = %v, %v", f, err)
 	}
-	if err := CheckCache(path, src); err != nil {
+	if err := rowcache.Check(path, src); err != nil {
 		t.Fatalf("fresh cache: %v", err)
 	}
-	b, err := OpenBlocks(path, 0)
+	b, err := reader.OpenBlocks(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +145,7 @@ func TestCacheRoundTrip(t *testing.T) {
 		}
 	}
 	// Load goes through the cache too.
-	all, err := Load(path)
+	all, err := reader.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +180,7 @@ func TestCacheDictionaryKeepsBits(t *testing.T) {
 	m.Append(1, sparsevec.Vector{Idx: []uint32{1, 2, 3}, Val: []float32{0, float32(math.Copysign(0, -1)), 1}})
 	path := filepath.Join(dir, "c.cpmcache")
 	writeCache(t, path, src, []*sparsevec.CSR{m})
-	got, err := Load(path)
+	got, err := reader.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,18 +193,18 @@ func TestCacheStaleness(t *testing.T) {
 	path := filepath.Join(dir, "c.cpmcache")
 	writeCache(t, path, src, blocksOf(cacheRows(10, 2), 4))
 
-	if err := CheckCache(filepath.Join(dir, "none.cpmcache"), src); !errors.Is(err, fs.ErrNotExist) {
+	if err := rowcache.Check(filepath.Join(dir, "none.cpmcache"), src); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing cache: %v, want ErrNotExist", err)
 	}
-	if err := CheckCache(path, src, WithMaxIndex(100)); !errors.Is(err, ErrCacheStale) {
+	if err := rowcache.Check(path, src, reader.WithMaxIndex(100)); !errors.Is(err, rowcache.ErrStale) {
 		t.Errorf("other max index: %v, want ErrCacheStale", err)
 	}
 	// Same size, different content.
 	if err := os.WriteFile(src, []byte("1 2:1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := CheckCache(path, src)
-	if !errors.Is(err, ErrCacheStale) {
+	err := rowcache.Check(path, src)
+	if !errors.Is(err, rowcache.ErrStale) {
 		t.Fatalf("changed source: %v, want ErrCacheStale", err)
 	}
 	// Restore the content but not the time.
@@ -213,14 +215,14 @@ func TestCacheStaleness(t *testing.T) {
 	if err := os.Chtimes(src, later, later); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckCache(path, src); !errors.Is(err, ErrCacheStale) || !strings.Contains(err.Error(), "modified") {
+	if err := rowcache.Check(path, src); !errors.Is(err, rowcache.ErrStale) || !strings.Contains(err.Error(), "modified") {
 		t.Errorf("touched source: %v, want a stale error saying modified", err)
 	}
 	// Different size.
 	if err := os.WriteFile(src, []byte("1 1:1\n-1 2:1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckCache(path, src); !errors.Is(err, ErrCacheStale) || !strings.Contains(err.Error(), "bytes") {
+	if err := rowcache.Check(path, src); !errors.Is(err, rowcache.ErrStale) || !strings.Contains(err.Error(), "bytes") {
 		t.Errorf("grown source: %v, want a stale error about the size", err)
 	}
 }
@@ -242,15 +244,15 @@ func TestCacheCorruption(t *testing.T) {
 		if err := os.WriteFile(bad, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		b, err := OpenCache(bad, 0)
+		b, err := rowcache.Open(bad, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, _, err = readAll(t, b)
-		if !errors.Is(err, ErrCorrupt) {
+		if !errors.Is(err, reader.ErrCorrupt) {
 			t.Fatalf("%s: err = %v, want ErrCorrupt", what, err)
 		}
-		var ce *CacheError
+		var ce *rowcache.Error
 		if !errors.As(err, &ce) || ce.Path != bad {
 			t.Fatalf("%s: %v is not a *CacheError naming the file", what, err)
 		}
@@ -269,7 +271,7 @@ func TestCacheCorruption(t *testing.T) {
 func TestCacheRefusesCompressedName(t *testing.T) {
 	dir := t.TempDir()
 	src := writeSource(t, dir)
-	if _, err := CreateCache(filepath.Join(dir, "c.cpmcache.zst"), src); err == nil {
+	if _, err := rowcache.Create(filepath.Join(dir, "c.cpmcache.zst"), src); err == nil {
 		t.Fatal("a .zst cache name was accepted")
 	}
 }
@@ -289,10 +291,10 @@ func TestCacheRefusesForeignFile(t *testing.T) {
 		want error
 	}{
 		{src, atomicfile.ErrRefused},
-		{model, ErrNotCache},
+		{model, rowcache.ErrNotCache},
 	} {
 		before, _ := os.ReadFile(tt.path)
-		_, err := CreateCache(tt.path, src)
+		_, err := rowcache.Create(tt.path, src)
 		if !errors.Is(err, tt.want) || !errors.Is(err, atomicfile.ErrRefused) || !strings.Contains(err.Error(), tt.path) {
 			t.Errorf("CreateCache(%s) = %v, want %v naming the path", tt.path, err, tt.want)
 		}
@@ -300,7 +302,7 @@ func TestCacheRefusesForeignFile(t *testing.T) {
 			t.Errorf("%s changed", tt.path)
 		}
 	}
-	if err := CacheReplaceable(model); !errors.Is(err, ErrNotCache) {
+	if err := rowcache.Replaceable(model); !errors.Is(err, rowcache.ErrNotCache) {
 		t.Errorf("CacheReplaceable(model) = %v", err)
 	}
 	empty := filepath.Join(dir, "empty.cpmcache")
@@ -312,11 +314,11 @@ func TestCacheRefusesForeignFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{empty, damaged} {
-		if err := CacheReplaceable(p); err != nil {
+		if err := rowcache.Replaceable(p); err != nil {
 			t.Errorf("CacheReplaceable(%s) = %v", p, err)
 		}
 		writeCache(t, p, src, blocksOf(cacheRows(10, 4), 4))
-		if err := CheckCache(p, src); err != nil {
+		if err := rowcache.Check(p, src); err != nil {
 			t.Errorf("after rewriting %s: %v", p, err)
 		}
 	}
@@ -326,7 +328,7 @@ func TestCacheAbortLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	src := writeSource(t, dir)
 	path := filepath.Join(dir, "c.cpmcache")
-	w, err := CreateCache(path, src)
+	w, err := rowcache.Create(path, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,16 +351,16 @@ func TestTeeCache(t *testing.T) {
 	writeLIBSVM(t, src, want)
 	path := filepath.Join(dir, "d.cpmcache")
 
-	open := func() BlockReader {
-		s, err := NewStream(src, 256)
+	open := func() reader.BlockReader {
+		s, err := reader.NewStream(src, 256)
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := CreateCache(path, src)
+		w, err := rowcache.Create(path, src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return TeeCache(s, w)
+		return rowcache.Tee(s, w)
 	}
 	// Closed after one block: no cache.
 	b := open()
@@ -374,10 +376,10 @@ func TestTeeCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertSameRows(t, got, want)
-	if err := CheckCache(path, src); err != nil {
+	if err := rowcache.Check(path, src); err != nil {
 		t.Fatal(err)
 	}
-	cached, err := Load(path)
+	cached, err := reader.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +392,7 @@ func writeLIBSVM(t *testing.T, path string, m *sparsevec.CSR) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := NewWriter(f)
+	w := reader.NewWriter(f)
 	for r := range m.Rows() {
 		if err := w.Write(m.Labels[r], m.Row(r)); err != nil {
 			t.Fatal(err)
@@ -414,7 +416,7 @@ func TestCacheReaderDoesNotAllocatePerBlock(t *testing.T) {
 		blocks = append(blocks, m)
 	}
 	writeCache(t, path, src, blocks)
-	b, err := OpenCache(path, 0)
+	b, err := rowcache.Open(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,11 +449,11 @@ func BenchmarkCacheWrite(b *testing.B) {
 	if _, err := os.Stat(src); err != nil {
 		src = writeTempFile(b, "synth.libsvm.zst", zstdBytes(genMNIST(testRand(), benchBytes)))
 	}
-	m, err := Load(src)
+	m, err := reader.Load(src)
 	if err != nil {
 		b.Fatal(err)
 	}
-	blocks := blocksOf(m, DefaultBatchRows)
+	blocks := blocksOf(m, reader.DefaultBatchRows)
 	path := filepath.Join(b.TempDir(), "b.cpmcache")
 	b.ResetTimer()
 	for b.Loop() {
@@ -469,15 +471,15 @@ func TestTeeCacheWindow(t *testing.T) {
 	src := filepath.Join(dir, "d.libsvm")
 	writeLIBSVM(t, src, want)
 	path := filepath.Join(dir, "d.cpmcache")
-	s, err := NewStream(src, 100)
+	s, err := reader.NewStream(src, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := CreateCache(path, src)
+	w, err := rowcache.Create(path, src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tee := TeeCache(s, w)
+	tee := rowcache.Tee(s, w)
 	defer tee.Close()
 	got := &sparsevec.CSR{}
 	var window []*sparsevec.CSR
@@ -491,13 +493,13 @@ func TestTeeCacheWindow(t *testing.T) {
 		}
 		core.AppendRows(got, b, 0, b.Rows())
 		window = append(window, b)
-		if len(window) == StreamBlocks-1 {
+		if len(window) == reader.StreamBlocks-1 {
 			tee.Release(window[0])
 			window = window[1:]
 		}
 	}
 	assertSameRows(t, got, want)
-	cached, err := Load(path)
+	cached, err := reader.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,16 +513,16 @@ func TestTeeCacheWriteError(t *testing.T) {
 	src := filepath.Join(dir, "d.libsvm")
 	writeLIBSVM(t, src, cacheRows(3000, 3))
 	path := filepath.Join(dir, "d.cpmcache")
-	s, err := NewStream(src, 100)
+	s, err := reader.NewStream(src, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := CreateCache(path, src)
+	w, err := rowcache.Create(path, src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.err = errors.New("disk full")
-	tee := TeeCache(s, w)
+	rowcache.FailWrites(w, errors.New("disk full"))
+	tee := rowcache.Tee(s, w)
 	defer tee.Close()
 	for {
 		b, err := tee.Next()
