@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 
 	"github.com/polyhedral/cpm/reader/internal/core"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -73,7 +74,7 @@ func CreateBlocks(path string, opts ...core.Option) (core.BlockWriter, error) {
 		return nil, err
 	}
 	if format == LIBSVM {
-		return &libsvmBlockWriter{path: path, out: out, w: NewWriter(out)}, nil
+		return libsvm.NewBlockWriter(path, out), nil
 	}
 	w := &arrowBlockWriter{
 		path:      path,
@@ -118,51 +119,6 @@ func CreateBlocks(path string, opts ...core.Option) (core.BlockWriter, error) {
 // that tests can lower it.
 var batchNNZLimit = MaxBatchNNZ
 
-// errWriterDone is returned by Write after Close or Abort.
-var errWriterDone = errors.New("write after Close or Abort")
-
-// libsvmBlockWriter writes LIBSVM text.
-type libsvmBlockWriter struct {
-	path string
-	out  *core.OutputFile
-	w    *Writer
-	rows int64
-	done bool
-}
-
-func (w *libsvmBlockWriter) Write(b *sparsevec.CSR) error {
-	if w.done {
-		return fmt.Errorf("%s: %w", w.path, errWriterDone)
-	}
-	if err := checkBlock(w.path, w.rows, b); err != nil {
-		return err
-	}
-	for r := range b.Rows() {
-		if err := w.w.Write(b.Labels[r], b.Row(r)); err != nil {
-			return fmt.Errorf("%s: %w", w.path, err)
-		}
-	}
-	w.rows += int64(b.Rows())
-	return nil
-}
-
-func (w *libsvmBlockWriter) Close() error {
-	if w.done {
-		return fmt.Errorf("%s: %w", w.path, errWriterDone)
-	}
-	w.done = true
-	if err := w.w.Flush(); err != nil {
-		w.out.Abort()
-		return fmt.Errorf("%s: %w", w.path, err)
-	}
-	return w.out.Close()
-}
-
-func (w *libsvmBlockWriter) Abort() {
-	w.done = true
-	w.out.Abort()
-}
-
 // recordWriter is what the Arrow IPC writers and the Parquet writer have
 // in common.
 type recordWriter interface {
@@ -193,11 +149,11 @@ type arrowBlockWriter struct {
 func (w *arrowBlockWriter) Write(b *sparsevec.CSR) error {
 	switch {
 	case w.done:
-		return fmt.Errorf("%s: %w", w.path, errWriterDone)
+		return fmt.Errorf("%s: %w", w.path, core.ErrWriterDone)
 	case w.err != nil:
 		return w.err
 	}
-	if err := checkBlock(w.path, w.rows, b); err != nil {
+	if err := core.CheckBlock(w.path, w.rows, b); err != nil {
 		return err
 	}
 	n := b.Rows()
@@ -327,7 +283,7 @@ func (w *arrowBlockWriter) fail(err error) error {
 // place. On error the output is discarded.
 func (w *arrowBlockWriter) Close() error {
 	if w.done {
-		return fmt.Errorf("%s: %w", w.path, errWriterDone)
+		return fmt.Errorf("%s: %w", w.path, core.ErrWriterDone)
 	}
 	if w.err != nil {
 		w.Abort()
@@ -352,28 +308,6 @@ func (w *arrowBlockWriter) Close() error {
 func (w *arrowBlockWriter) Abort() {
 	w.done = true
 	w.out.Abort()
-}
-
-// checkBlock validates the rows of b, numbered from row+1, and the shape of
-// its arrays.
-func checkBlock(path string, row int64, b *sparsevec.CSR) error {
-	n := b.Rows()
-	if n == 0 {
-		return nil
-	}
-	if len(b.Ptr) != n+1 || b.Ptr[0] != 0 || b.Ptr[n] != len(b.Idx) || len(b.Val) != len(b.Idx) {
-		return fmt.Errorf("%s: malformed CSR block: %d rows, %d row pointers, %d indices, %d values",
-			path, n, len(b.Ptr), len(b.Idx), len(b.Val))
-	}
-	for r := range n {
-		if b.Ptr[r] > b.Ptr[r+1] {
-			return fmt.Errorf("%s: malformed CSR block: row pointers decrease at row %d", path, row+int64(r)+1)
-		}
-	}
-	if _, r, col, err := core.CheckRows(b.Labels, b.Ptr, b.Idx, b.Val, 1<<32-1); err != nil {
-		return &core.RowError{Path: path, Row: row + int64(r) + 1, Column: col, Err: err}
-	}
-	return nil
 }
 
 // seekWriter gives a writer the Seek(0, io.SeekCurrent) that the Arrow IPC

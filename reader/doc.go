@@ -4,13 +4,17 @@
 //
 // # Packages
 //
-// Package reader is the API: OpenBlocks, Load and Stream open a path in
+// Package reader is the API: OpenBlocks and Load open a path in
 // whatever format it holds (detected from its first bytes, see DetectFormat),
 // CreateBlocks and CreateCompressed write one (chosen by its extension),
 // one Option type configures readers and writers alike, and one error
 // taxonomy (the sentinels below, all of the ErrBadInput class) covers every
 // format. Beside it:
 //
+//   - reader/libsvm reads and writes LIBSVM text: Scanner, Load and
+//     LoadReader, Stream (NewStream), Writer, and the BlockWriter that
+//     CreateBlocks returns for text; OpenBlocks and Load dispatch every file
+//     that is not Arrow, Parquet or a cache to it;
 //   - reader/rowcache writes and reads the binary row cache (Create, Open,
 //     Tee, Check); OpenBlocks dispatches a file starting with
 //     rowcache.Magic to rowcache.Open;
@@ -27,53 +31,10 @@
 // The subpackages import nothing of reader, so reader may import them; the
 // format packages share only reader/internal/core.
 //
-// # Format
-//
-// One example per line:
-//
-//	label [qid:N] index:value index:value ... [# comment]
-//
-// where:
-//
-//   - label is a decimal float ("+1", "-1", "2", "0.5", "1e-3"); it must be
-//     finite. A line that starts with an index:value pair has no label and is
-//     an error (ErrNoLabel).
-//   - qid:N, if present, must directly follow the label; N is an unsigned
-//     decimal integer. It is validated and ignored.
-//   - index is a 1-based decimal uint32, at most MaxIndex (WithMaxIndex,
-//     default 1<<32-1). Indices within a line are strictly ascending.
-//   - value is a float32 written in decimal (anything strconv.ParseFloat
-//     accepts) and must be finite. Explicit zeros are kept, so a row reads
-//     back exactly as written.
-//   - Tokens are separated by spaces or tabs; trailing whitespace and a
-//     carriage return before the newline (CRLF files) are tolerated.
-//   - "#" begins a comment that runs to the end of the line, at the start
-//     of a token or glued to the end of a label, value or qid ("1 1:2#c"
-//     is the row 1 1:2, "1#c" a row with no features), as scikit-learn's
-//     load_svmlight_file reads it. A "#" where a value is due ("1 1:#")
-//     leaves the value empty, a syntax error there as in scikit-learn.
-//     Blank and comment-only lines are skipped but counted, so line
-//     numbers in errors match the file.
-//   - A line may hold at most MaxLineBytes bytes, not counting the newline
-//     (WithMaxLineBytes, default 64 MiB). No buffer grows beyond that.
-//
 // # Input
 //
 // Open detects gzip, zstd and bzip2 from the first bytes of the file, not
 // from its name, and otherwise reads plain text; "-" is standard input.
-//
-// # Reading
-//
-// Three ways to read, by data size:
-//
-//   - Scanner reads one row at a time in the shape of bufio.Scanner; Row's
-//     buffers are reused and Scan allocates nothing per row.
-//   - Load and LoadReader read a whole file into one CSR, parsing chunks of
-//     the input on every core (GOMAXPROCS) while one goroutine reads and
-//     decompresses; the result does not depend on scheduling.
-//   - Stream hands out CSR blocks of a fixed number of rows for data that
-//     does not fit in memory, with the same parallel pipeline running ahead
-//     and a fixed pool of reusable blocks, so memory stays bounded.
 //
 // # Arrow and Parquet
 //

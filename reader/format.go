@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/polyhedral/cpm/reader/internal/core"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -134,7 +135,7 @@ func OpenBlocks(path string, blockRows int, opts ...core.Option) (core.BlockRead
 	case Cache:
 		return rowcache.Open(path, blockRows, opts...)
 	}
-	return NewStream(path, blockRows, opts...)
+	return libsvm.NewStream(path, blockRows, opts...)
 }
 
 // ReadAll reads every remaining block of b into one CSR, releasing each

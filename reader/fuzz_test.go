@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/polyhedral/cpm/reader/internal/core"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -87,7 +88,7 @@ func FuzzLoad(f *testing.F) {
 				t.Fatalf("Open: %v: not a *ParseError naming the file and wrapping ErrCorrupt", oerr)
 			}
 			_, lerr := Load(path, fuzzOpts...)
-			_, terr := NewStream(path, 3, fuzzOpts...)
+			_, terr := libsvm.NewStream(path, 3, fuzzOpts...)
 			if lerr == nil || terr == nil || lerr.Error() != oerr.Error() || terr.Error() != oerr.Error() {
 				t.Fatalf("Open: %v; Load: %v; NewStream: %v", oerr, lerr, terr)
 			}
@@ -105,7 +106,7 @@ func FuzzLoad(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Open once, then not: %v", err)
 		}
-		s := NewScanner(rc, path, fuzzOpts...)
+		s := libsvm.NewScanner(rc, path, fuzzOpts...)
 		scanned := new(sparsevec.CSR)
 		for s.Scan() {
 			scanned.Append(s.Label(), s.Row())
@@ -134,7 +135,7 @@ func FuzzLoad(f *testing.F) {
 		}
 		// Round trip through the Writer and a zstd file.
 		var text bytes.Buffer
-		w := NewWriter(&text)
+		w := libsvm.NewWriter(&text)
 		for r := range loaded.Rows() {
 			if err := w.Write(loaded.Labels[r], loaded.Row(r)); err != nil {
 				t.Fatalf("Write of row %d: %v", r, err)
@@ -156,7 +157,7 @@ func FuzzLoad(f *testing.F) {
 // streamFile reads the file at path with a Stream of blockRows rows into
 // one CSR, returning the rows before an error with it.
 func streamFile(path string, blockRows int) (*sparsevec.CSR, error) {
-	s, err := NewStream(path, blockRows, fuzzOpts...)
+	s, err := libsvm.NewStream(path, blockRows, fuzzOpts...)
 	if err != nil {
 		return nil, err
 	}

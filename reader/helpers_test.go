@@ -13,6 +13,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/polyhedral/cpm/reader/internal/core"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -113,7 +114,7 @@ func writeTempFile(t testing.TB, name string, data []byte) string {
 
 // scanAll reads r with a Scanner into a CSR.
 func scanAll(data []byte, path string, opts ...Option) (*sparsevec.CSR, error) {
-	s := NewScanner(bytes.NewReader(data), path, opts...)
+	s := libsvm.NewScanner(bytes.NewReader(data), path, opts...)
 	m := new(sparsevec.CSR)
 	for s.Scan() {
 		m.Append(s.Label(), s.Row())
@@ -240,4 +241,19 @@ func writeSource(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return src
+}
+
+// row is one expected row.
+type wantRow struct {
+	label float32
+	idx   []uint32
+	val   []float32
+}
+
+func csrOf(rows ...wantRow) *sparsevec.CSR {
+	m := new(sparsevec.CSR)
+	for _, r := range rows {
+		m.Append(r.label, sparsevec.Vector{Idx: r.idx, Val: r.val})
+	}
+	return m
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -109,7 +110,7 @@ func TestTruncated(t *testing.T) {
 			}
 			rc, err := Open(path)
 			if err == nil {
-				s := NewScanner(rc, path)
+				s := libsvm.NewScanner(rc, path)
 				for s.Scan() {
 				}
 				err = s.Err()

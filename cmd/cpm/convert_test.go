@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -53,7 +54,7 @@ func convertReadBack(t *testing.T, path string) *sparsevec.CSR {
 	}
 	defer f.Close()
 	m := &sparsevec.CSR{}
-	s := reader.NewScanner(f, path)
+	s := libsvm.NewScanner(f, path)
 	for s.Scan() {
 		m.Append(s.Label(), s.Row())
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/reader/idx"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -307,7 +308,7 @@ func FuzzReadIDX(f *testing.F) {
 			}
 		}
 		var buf bytes.Buffer
-		w := reader.NewWriter(&buf)
+		w := libsvm.NewWriter(&buf)
 		for r := range m.Rows() {
 			if err := w.Write(m.Labels[r], m.Row(r)); err != nil {
 				t.Fatal(err)
@@ -317,7 +318,7 @@ func FuzzReadIDX(f *testing.F) {
 			t.Fatal(err)
 		}
 		back := &sparsevec.CSR{}
-		s := reader.NewScanner(&buf, "fuzz")
+		s := libsvm.NewScanner(&buf, "fuzz")
 		for s.Scan() {
 			back.Append(s.Label(), s.Row())
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/reader/internal/core"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -352,7 +353,7 @@ func TestTeeCache(t *testing.T) {
 	path := filepath.Join(dir, "d.cpmcache")
 
 	open := func() reader.BlockReader {
-		s, err := reader.NewStream(src, 256)
+		s, err := libsvm.NewStream(src, 256)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,7 +393,7 @@ func writeLIBSVM(t *testing.T, path string, m *sparsevec.CSR) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := reader.NewWriter(f)
+	w := libsvm.NewWriter(f)
 	for r := range m.Rows() {
 		if err := w.Write(m.Labels[r], m.Row(r)); err != nil {
 			t.Fatal(err)
@@ -471,7 +472,7 @@ func TestTeeCacheWindow(t *testing.T) {
 	src := filepath.Join(dir, "d.libsvm")
 	writeLIBSVM(t, src, want)
 	path := filepath.Join(dir, "d.cpmcache")
-	s, err := reader.NewStream(src, 100)
+	s, err := libsvm.NewStream(src, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -513,7 +514,7 @@ func TestTeeCacheWriteError(t *testing.T) {
 	src := filepath.Join(dir, "d.libsvm")
 	writeLIBSVM(t, src, cacheRows(3000, 3))
 	path := filepath.Join(dir, "d.cpmcache")
-	s, err := reader.NewStream(src, 100)
+	s, err := libsvm.NewStream(src, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

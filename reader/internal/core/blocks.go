@@ -186,3 +186,28 @@ const (
 	LabelColumn    = "label"
 	FeaturesColumn = "features"
 )
+
+// ErrWriterDone is returned by Write after Close or Abort.
+var ErrWriterDone = errors.New("write after Close or Abort")
+
+// CheckBlock validates the rows of b, numbered from row+1, and the shape of
+// its arrays.
+func CheckBlock(path string, row int64, b *sparsevec.CSR) error {
+	n := b.Rows()
+	if n == 0 {
+		return nil
+	}
+	if len(b.Ptr) != n+1 || b.Ptr[0] != 0 || b.Ptr[n] != len(b.Idx) || len(b.Val) != len(b.Idx) {
+		return fmt.Errorf("%s: malformed CSR block: %d rows, %d row pointers, %d indices, %d values",
+			path, n, len(b.Ptr), len(b.Idx), len(b.Val))
+	}
+	for r := range n {
+		if b.Ptr[r] > b.Ptr[r+1] {
+			return fmt.Errorf("%s: malformed CSR block: row pointers decrease at row %d", path, row+int64(r)+1)
+		}
+	}
+	if _, r, col, err := CheckRows(b.Labels, b.Ptr, b.Idx, b.Val, 1<<32-1); err != nil {
+		return &RowError{Path: path, Row: row + int64(r) + 1, Column: col, Err: err}
+	}
+	return nil
+}

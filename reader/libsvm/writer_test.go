@@ -1,4 +1,4 @@
-package reader_test
+package libsvm_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -41,7 +42,7 @@ func TestWriterFormat(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			w := reader.NewWriter(&buf)
+			w := libsvm.NewWriter(&buf)
 			if err := w.Write(tt.label, tt.x); err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +73,7 @@ func TestWriterRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			w := reader.NewWriter(&buf)
+			w := libsvm.NewWriter(&buf)
 			w.Write(1, wVec([]uint32{1}, []float32{1}))
 			err := w.Write(tt.label, tt.x)
 			if !errors.Is(err, tt.want) {
@@ -96,7 +97,7 @@ func TestWriterRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	want := writerRandomCSR(rng, 500)
 	var buf bytes.Buffer
-	w := reader.NewWriter(&buf)
+	w := libsvm.NewWriter(&buf)
 	for r := range want.Rows() {
 		if err := w.Write(want.Labels[r], want.Row(r)); err != nil {
 			t.Fatal(err)
@@ -115,7 +116,7 @@ func TestWriterRoundTrip(t *testing.T) {
 
 	// The same through the package's own Scanner.
 	got = &sparsevec.CSR{}
-	s := reader.NewScanner(&buf, "roundtrip")
+	s := libsvm.NewScanner(&buf, "roundtrip")
 	for s.Scan() {
 		got.Append(s.Label(), s.Row())
 	}
@@ -128,7 +129,7 @@ func TestWriterRoundTrip(t *testing.T) {
 }
 
 func TestWriterAllocs(t *testing.T) {
-	w := reader.NewWriter(io.Discard)
+	w := libsvm.NewWriter(io.Discard)
 	idx := make([]uint32, 200)
 	val := make([]float32, 200)
 	for i := range idx {
@@ -236,7 +237,7 @@ func TestWriterCreateCompressed(t *testing.T) {
 	}{
 		{"out.libsvm", io.ReadAll},
 		{"out", io.ReadAll},
-		{"out.libsvm.zst", func(r io.Reader) ([]byte, error) {
+		{"out.zst", func(r io.Reader) ([]byte, error) {
 			d, err := zstd.NewReader(r)
 			if err != nil {
 				return nil, err
@@ -245,7 +246,7 @@ func TestWriterCreateCompressed(t *testing.T) {
 			return io.ReadAll(d)
 		}},
 		{"OUT.ZST", nil}, // same decoder as .zst, set below
-		{"out.libsvm.gz", func(r io.Reader) ([]byte, error) {
+		{"out.gz", func(r io.Reader) ([]byte, error) {
 			d, err := gzip.NewReader(r)
 			if err != nil {
 				return nil, err
@@ -311,7 +312,7 @@ func TestWriterCreateCompressed(t *testing.T) {
 // TestWriterCreateCompressedAbort checks that an aborted output leaves an existing
 // destination untouched and no temporary file behind.
 func TestWriterCreateCompressedAbort(t *testing.T) {
-	for _, name := range []string{"a.libsvm", "a.libsvm.zst", "a.libsvm.gz"} {
+	for _, name := range []string{"a.libsvm", "a.zst", "a.gz"} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, name)
@@ -338,7 +339,7 @@ func TestWriterCreateCompressedAbort(t *testing.T) {
 
 func TestWriterCreateCompressedErrors(t *testing.T) {
 	dir := t.TempDir()
-	_, err := reader.CreateCompressed(filepath.Join(dir, "x.libsvm.bz2"))
+	_, err := reader.CreateCompressed(filepath.Join(dir, "x.bz2"))
 	if !errors.Is(err, reader.ErrNoBzip2Writer) {
 		t.Errorf(".bz2: err = %v, want ErrNoBzip2Writer", err)
 	}
@@ -368,7 +369,7 @@ func onlyFile(t *testing.T, dir, name string) {
 }
 
 func ExampleWriter() {
-	w := reader.NewWriter(os.Stdout)
+	w := libsvm.NewWriter(os.Stdout)
 	w.Write(1, sparsevec.Vector{Idx: []uint32{3, 10}, Val: []float32{0.5, float32(1) / 3}})
 	w.Write(-1, sparsevec.Vector{})
 	w.Flush()

@@ -1,4 +1,4 @@
-package reader
+package libsvm
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -16,10 +17,10 @@ import (
 // behaviour is checked for all of them.
 var allReaders = []struct {
 	name string
-	read func(data []byte, path string, opts ...Option) (*sparsevec.CSR, error)
+	read func(data []byte, path string, opts ...core.Option) (*sparsevec.CSR, error)
 }{
 	{"Scanner", scanAll},
-	{"ReadBlock", func(data []byte, path string, opts ...Option) (*sparsevec.CSR, error) {
+	{"ReadBlock", func(data []byte, path string, opts ...core.Option) (*sparsevec.CSR, error) {
 		s := NewScanner(bytes.NewReader(data), path, opts...)
 		m := new(sparsevec.CSR)
 		for {
@@ -32,19 +33,19 @@ var allReaders = []struct {
 			}
 		}
 	}},
-	{"Load", func(data []byte, path string, opts ...Option) (*sparsevec.CSR, error) {
+	{"Load", func(data []byte, path string, opts ...core.Option) (*sparsevec.CSR, error) {
 		return LoadReader(bytes.NewReader(data), path, opts...)
 	}},
-	{"Load/chunk7", func(data []byte, path string, opts ...Option) (*sparsevec.CSR, error) {
-		return LoadReader(bytes.NewReader(data), path, append(opts, WithChunkBytes(7), WithWorkers(3))...)
+	{"Load/chunk7", func(data []byte, path string, opts ...core.Option) (*sparsevec.CSR, error) {
+		return LoadReader(bytes.NewReader(data), path, append(opts, core.WithChunkBytes(7), core.WithWorkers(3))...)
 	}},
-	{"Stream", func(data []byte, path string, opts ...Option) (*sparsevec.CSR, error) {
-		return streamAll(bytes.NewReader(data), path, 2, append(opts, WithChunkBytes(5))...)
+	{"Stream", func(data []byte, path string, opts ...core.Option) (*sparsevec.CSR, error) {
+		return streamAll(bytes.NewReader(data), path, 2, append(opts, core.WithChunkBytes(5))...)
 	}},
 }
 
 // streamAll reads r with a Stream of blockRows rows into one CSR.
-func streamAll(r io.Reader, path string, blockRows int, opts ...Option) (*sparsevec.CSR, error) {
+func streamAll(r io.Reader, path string, blockRows int, opts ...core.Option) (*sparsevec.CSR, error) {
 	s := newStream(r, io.NopCloser(nil), path, blockRows, opts)
 	defer s.Close()
 	m := new(sparsevec.CSR)
@@ -68,49 +69,49 @@ func TestMalformed(t *testing.T) {
 	tests := []struct {
 		name      string
 		in        string
-		opts      []Option
+		opts      []core.Option
 		line, col int
 		want      error
 	}{
-		{"bad value", "1 2:x\n", nil, 1, 3, ErrSyntax},
-		{"empty value", "1 2:\n", nil, 1, 3, ErrSyntax},
-		{"value then space", "1 2: 3\n", nil, 1, 3, ErrSyntax},
-		{"missing colon", "1 2\n", nil, 1, 3, ErrSyntax},
-		{"missing index", "1 :3\n", nil, 1, 3, ErrSyntax},
-		{"negative index", "1 -2:3\n", nil, 1, 3, ErrSyntax},
+		{"bad value", "1 2:x\n", nil, 1, 3, core.ErrSyntax},
+		{"empty value", "1 2:\n", nil, 1, 3, core.ErrSyntax},
+		{"value then space", "1 2: 3\n", nil, 1, 3, core.ErrSyntax},
+		{"missing colon", "1 2\n", nil, 1, 3, core.ErrSyntax},
+		{"missing index", "1 :3\n", nil, 1, 3, core.ErrSyntax},
+		{"negative index", "1 -2:3\n", nil, 1, 3, core.ErrSyntax},
 		// A comment where a value is due: scikit-learn's
 		// load_svmlight_file strips the comment first and then fails to
 		// read "" as a float.
-		{"comment for a value", "1 1:#c\n", nil, 1, 3, ErrSyntax},
-		{"comment for a slow-path value", "1 1:1e#c\n", nil, 1, 3, ErrSyntax},
-		{"comment after an index", "1 2#c\n", nil, 1, 3, ErrSyntax},
-		{"comment for a label", "#c\n-#c\n", nil, 2, 1, ErrSyntax},
-		{"bad label", "abc 1:2\n", nil, 1, 1, ErrSyntax},
-		{"bad qid", "1 qid:x 1:2\n", nil, 1, 3, ErrSyntax},
-		{"qid after feature", "1 1:2 qid:3\n", nil, 1, 7, ErrSyntax},
-		{"index zero", "1 0:1\n", nil, 1, 3, ErrIndexZero},
-		{"index 00", "1 00:1\n", nil, 1, 3, ErrIndexZero},
-		{"index overflow", "1 4294967296:1\n", nil, 1, 3, ErrIndexRange},
-		{"index huge", "1 99999999999999999999999999:1\n", nil, 1, 3, ErrIndexRange},
-		{"index above max", "1 784:1 785:1\n", []Option{WithMaxIndex(784)}, 1, 9, ErrIndexRange},
-		{"unsorted", "1 3:1 2:1\n", nil, 1, 7, ErrUnsorted},
-		{"duplicate", "1 3:1 3:2\n", nil, 1, 7, ErrDuplicate},
-		{"nan value", "1 3:nan\n", nil, 1, 3, ErrNonFinite},
-		{"inf value", "1 3:-Inf\n", nil, 1, 3, ErrNonFinite},
-		{"overflow value", "1 3:1e39\n", nil, 1, 3, ErrNonFinite},
-		{"nan label", "NaN 1:1\n", nil, 1, 1, ErrNonFinite},
-		{"inf label", "inf\n", nil, 1, 1, ErrNonFinite},
-		{"no label", "3:1 4:2\n", nil, 1, 1, ErrNoLabel},
-		{"qid without label", "qid:1 1:2\n", nil, 1, 1, ErrNoLabel},
-		{"too long", "1 1:1 2:1 3:1 4:1 5:1\n", []Option{WithMaxLineBytes(16)}, 1, 17, ErrLineTooLong},
-		{"too long at EOF", "1 1:1\n1 1:1 2:1 3:1 4:1 5:1", []Option{WithMaxLineBytes(16)}, 2, 17, ErrLineTooLong},
-		{"too long huge", "1 1:1\n" + strings.Repeat("1 ", 1000) + "\n", []Option{WithMaxLineBytes(100)}, 2, 101, ErrLineTooLong},
-		{"counts blank and comment lines", "\n# c\n\n  \n1 0:1\n", nil, 5, 3, ErrIndexZero},
-		{"crlf", "1 1:1\r\n1 0:1\r\n", nil, 2, 3, ErrIndexZero},
-		{"tabs", "1\t1:1\t0:2\n", nil, 1, 7, ErrIndexZero},
-		{"leading space", "  1 0:1\n", nil, 1, 5, ErrIndexZero},
-		{"no final newline", "1 1:1\n1 2:1 1:1", nil, 2, 7, ErrUnsorted},
-		{"first error wins", "1 1:1\n1 0:1\n1 2:1 1:1\n", nil, 2, 3, ErrIndexZero},
+		{"comment for a value", "1 1:#c\n", nil, 1, 3, core.ErrSyntax},
+		{"comment for a slow-path value", "1 1:1e#c\n", nil, 1, 3, core.ErrSyntax},
+		{"comment after an index", "1 2#c\n", nil, 1, 3, core.ErrSyntax},
+		{"comment for a label", "#c\n-#c\n", nil, 2, 1, core.ErrSyntax},
+		{"bad label", "abc 1:2\n", nil, 1, 1, core.ErrSyntax},
+		{"bad qid", "1 qid:x 1:2\n", nil, 1, 3, core.ErrSyntax},
+		{"qid after feature", "1 1:2 qid:3\n", nil, 1, 7, core.ErrSyntax},
+		{"index zero", "1 0:1\n", nil, 1, 3, core.ErrIndexZero},
+		{"index 00", "1 00:1\n", nil, 1, 3, core.ErrIndexZero},
+		{"index overflow", "1 4294967296:1\n", nil, 1, 3, core.ErrIndexRange},
+		{"index huge", "1 99999999999999999999999999:1\n", nil, 1, 3, core.ErrIndexRange},
+		{"index above max", "1 784:1 785:1\n", []core.Option{core.WithMaxIndex(784)}, 1, 9, core.ErrIndexRange},
+		{"unsorted", "1 3:1 2:1\n", nil, 1, 7, core.ErrUnsorted},
+		{"duplicate", "1 3:1 3:2\n", nil, 1, 7, core.ErrDuplicate},
+		{"nan value", "1 3:nan\n", nil, 1, 3, core.ErrNonFinite},
+		{"inf value", "1 3:-Inf\n", nil, 1, 3, core.ErrNonFinite},
+		{"overflow value", "1 3:1e39\n", nil, 1, 3, core.ErrNonFinite},
+		{"nan label", "NaN 1:1\n", nil, 1, 1, core.ErrNonFinite},
+		{"inf label", "inf\n", nil, 1, 1, core.ErrNonFinite},
+		{"no label", "3:1 4:2\n", nil, 1, 1, core.ErrNoLabel},
+		{"qid without label", "qid:1 1:2\n", nil, 1, 1, core.ErrNoLabel},
+		{"too long", "1 1:1 2:1 3:1 4:1 5:1\n", []core.Option{core.WithMaxLineBytes(16)}, 1, 17, core.ErrLineTooLong},
+		{"too long at EOF", "1 1:1\n1 1:1 2:1 3:1 4:1 5:1", []core.Option{core.WithMaxLineBytes(16)}, 2, 17, core.ErrLineTooLong},
+		{"too long huge", "1 1:1\n" + strings.Repeat("1 ", 1000) + "\n", []core.Option{core.WithMaxLineBytes(100)}, 2, 101, core.ErrLineTooLong},
+		{"counts blank and comment lines", "\n# c\n\n  \n1 0:1\n", nil, 5, 3, core.ErrIndexZero},
+		{"crlf", "1 1:1\r\n1 0:1\r\n", nil, 2, 3, core.ErrIndexZero},
+		{"tabs", "1\t1:1\t0:2\n", nil, 1, 7, core.ErrIndexZero},
+		{"leading space", "  1 0:1\n", nil, 1, 5, core.ErrIndexZero},
+		{"no final newline", "1 1:1\n1 2:1 1:1", nil, 2, 7, core.ErrUnsorted},
+		{"first error wins", "1 1:1\n1 0:1\n1 2:1 1:1\n", nil, 2, 3, core.ErrIndexZero},
 	}
 	for _, tc := range tests {
 		for _, rd := range allReaders {
@@ -126,7 +127,7 @@ func TestMalformed(t *testing.T) {
 				if !strings.HasPrefix(err.Error(), pos) {
 					t.Errorf("error %q does not start with %q", err, pos)
 				}
-				var pe *ParseError
+				var pe *core.ParseError
 				if !errors.As(err, &pe) || pe.Line != tc.line || pe.Col != tc.col || pe.Path != "bad.txt" {
 					t.Errorf("error %#v, want *ParseError at %d:%d", err, tc.line, tc.col)
 				}
@@ -215,7 +216,7 @@ func TestScannerErrSticky(t *testing.T) {
 		n++
 	}
 	err := s.Err()
-	if n != 1 || !errors.Is(err, ErrIndexZero) {
+	if n != 1 || !errors.Is(err, core.ErrIndexZero) {
 		t.Fatalf("rows %d, err %v", n, err)
 	}
 	if s.Scan() || s.Err() != err {
@@ -256,9 +257,9 @@ func TestReadError(t *testing.T) {
 				}
 				err = s.Err()
 			case "Load":
-				_, err = LoadReader(r, "in", WithChunkBytes(4))
+				_, err = LoadReader(r, "in", core.WithChunkBytes(4))
 			case "Stream":
-				m, err = streamAll(r, "in", 1, WithChunkBytes(4))
+				m, err = streamAll(r, "in", 1, core.WithChunkBytes(4))
 			}
 			if !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), "in:4: boom") {
 				t.Errorf("err %v, want in:4: boom", err)
@@ -325,7 +326,7 @@ func FuzzScanner(f *testing.F) {
 			}
 		}
 		if werr != nil {
-			var pe *ParseError
+			var pe *core.ParseError
 			if !errors.As(werr, &pe) || pe.Line < 1 || pe.Col < 1 {
 				t.Fatalf("error without position: %v", werr)
 			}
@@ -352,7 +353,7 @@ func BenchmarkScan(b *testing.B) {
 			b.SetBytes(int64(len(benchData.text)))
 			b.ReportAllocs()
 			for b.Loop() {
-				rc, err := Open(tc.path)
+				rc, err := core.Open(tc.path)
 				if err != nil {
 					b.Fatal(err)
 				}

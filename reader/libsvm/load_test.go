@@ -1,4 +1,4 @@
-package reader
+package libsvm
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/polyhedral/cpm/reader/internal/core"
 )
 
 // bigWithError builds ~size bytes of MNIST-like text with comment, blank
@@ -52,9 +54,9 @@ func TestLoadDeepErrorLine(t *testing.T) {
 	for _, chunk := range []int{1 << 10, 64 << 10, 1 << 20, 0} {
 		for _, workers := range []int{1, 2, 5} {
 			t.Run(fmt.Sprintf("chunk%d/workers%d", chunk, workers), func(t *testing.T) {
-				_, err := LoadReader(bytes.NewReader(text), "big.txt", WithChunkBytes(chunk), WithWorkers(workers))
+				_, err := LoadReader(bytes.NewReader(text), "big.txt", core.WithChunkBytes(chunk), core.WithWorkers(workers))
 				want := fmt.Sprintf("big.txt:%d:13: ", errLine)
-				if !errors.Is(err, ErrUnsorted) || !strings.HasPrefix(err.Error(), want) {
+				if !errors.Is(err, core.ErrUnsorted) || !strings.HasPrefix(err.Error(), want) {
 					t.Errorf("error %v, want %s... ErrUnsorted", err, want)
 				}
 			})
@@ -63,8 +65,8 @@ func TestLoadDeepErrorLine(t *testing.T) {
 	// Without the first error, the later one is found at its line.
 	fixed := bytes.Replace(text, []byte("3 5:1 9:0.5 8:1\n"), []byte("3 5:1 8:0.5 9:1\n"), 1)
 	wantLine := bytes.Count(fixed[:later+1], []byte("\n")) + 1
-	_, err := LoadReader(bytes.NewReader(fixed), "big.txt", WithChunkBytes(32<<10))
-	if want := fmt.Sprintf("big.txt:%d:3: ", wantLine); !errors.Is(err, ErrIndexZero) || !strings.HasPrefix(err.Error(), want) {
+	_, err := LoadReader(bytes.NewReader(fixed), "big.txt", core.WithChunkBytes(32<<10))
+	if want := fmt.Sprintf("big.txt:%d:3: ", wantLine); !errors.Is(err, core.ErrIndexZero) || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %v, want %s... ErrIndexZero", err, want)
 	}
 }
@@ -79,7 +81,7 @@ func TestLoadDeterministic(t *testing.T) {
 	}
 	for _, chunk := range []int{100, 4 << 10, 300 << 10, 0} {
 		for _, workers := range []int{1, 2, 7} {
-			got, err := LoadReader(bytes.NewReader(text), "x", WithChunkBytes(chunk), WithWorkers(workers))
+			got, err := LoadReader(bytes.NewReader(text), "x", core.WithChunkBytes(chunk), core.WithWorkers(workers))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,12 +107,12 @@ func TestLoadLongLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := LoadReader(strings.NewReader(text), "x", WithChunkBytes(1000))
+	got, err := LoadReader(strings.NewReader(text), "x", core.WithChunkBytes(1000))
 	if err != nil || !equalCSR(got, want) {
 		t.Fatalf("long lines: err %v, equal %v", err, err == nil && equalCSR(got, want))
 	}
-	_, err = LoadReader(strings.NewReader(text), "x", WithChunkBytes(1000), WithMaxLineBytes(len(long)-1))
-	if !errors.Is(err, ErrLineTooLong) || !strings.HasPrefix(err.Error(), fmt.Sprintf("x:1:%d: ", len(long))) {
+	_, err = LoadReader(strings.NewReader(text), "x", core.WithChunkBytes(1000), core.WithMaxLineBytes(len(long)-1))
+	if !errors.Is(err, core.ErrLineTooLong) || !strings.HasPrefix(err.Error(), fmt.Sprintf("x:1:%d: ", len(long))) {
 		t.Errorf("error %v, want x:1:%d: line too long", err, len(long))
 	}
 }
@@ -135,23 +137,23 @@ func TestNoGoroutineLeak(t *testing.T) {
 	endless := func() io.Reader { return &endlessReader{line: appendMNISTRow(nil, testRand())} }
 
 	// An error early in endless input: Load mustNil return, not read forever.
-	_, err := LoadReader(io.MultiReader(strings.NewReader("1 1:1\n1 0:1\n"), endless()), "x", WithChunkBytes(4<<10))
-	if !errors.Is(err, ErrIndexZero) {
+	_, err := LoadReader(io.MultiReader(strings.NewReader("1 1:1\n1 0:1\n"), endless()), "x", core.WithChunkBytes(4<<10))
+	if !errors.Is(err, core.ErrIndexZero) {
 		t.Errorf("error %v", err)
 	}
 	// An error late, after many chunks.
-	_, _ = LoadReader(bytes.NewReader(bigWithError(1<<20, 400, "x")), "x", WithChunkBytes(8<<10))
+	_, _ = LoadReader(bytes.NewReader(bigWithError(1<<20, 400, "x")), "x", core.WithChunkBytes(8<<10))
 	// A read error.
-	_, _ = LoadReader(&failingReader{data: bigWithError(1<<20, 0, ""), err: errors.New("boom")}, "x", WithChunkBytes(8<<10))
+	_, _ = LoadReader(&failingReader{data: bigWithError(1<<20, 0, ""), err: errors.New("boom")}, "x", core.WithChunkBytes(8<<10))
 	// A Stream closed after one block of endless input, with the block held.
-	s := newStream(endless(), io.NopCloser(nil), "x", 10, []Option{WithChunkBytes(4 << 10)})
+	s := newStream(endless(), io.NopCloser(nil), "x", 10, []core.Option{core.WithChunkBytes(4 << 10)})
 	if _, err := s.Next(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Next(); err != ErrClosed {
+	if _, err := s.Next(); err != core.ErrClosed {
 		t.Errorf("Next after Close: %v", err)
 	}
 	// A Stream that meets an error, never closed by a caller that forgot.

@@ -1,17 +1,15 @@
-package reader
+package libsvm
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/polyhedral/cpm/reader/internal/core"
-	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -25,7 +23,7 @@ func TestStreamBlocks(t *testing.T) {
 	for _, blockRows := range []int{1, 7, 100, 1 << 20} {
 		for _, chunk := range []int{3000, 0} {
 			t.Run(fmt.Sprintf("rows%d/chunk%d", blockRows, chunk), func(t *testing.T) {
-				s, err := NewStream(path, blockRows, WithChunkBytes(chunk))
+				s, err := NewStream(path, blockRows, core.WithChunkBytes(chunk))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -79,7 +77,7 @@ func TestStreamError(t *testing.T) {
 	for s.Scan() {
 		rowsBefore++
 	}
-	st := newStream(bytes.NewReader(text), io.NopCloser(nil), "x", 16, []Option{WithChunkBytes(8 << 10)})
+	st := newStream(bytes.NewReader(text), io.NopCloser(nil), "x", 16, []core.Option{core.WithChunkBytes(8 << 10)})
 	defer st.Close()
 	n := 0
 	var err error
@@ -91,7 +89,7 @@ func TestStreamError(t *testing.T) {
 		n += b.Rows()
 		st.Release(b)
 	}
-	if !errors.Is(err, ErrDuplicate) || !strings.HasPrefix(err.Error(), "x:200:7: ") {
+	if !errors.Is(err, core.ErrDuplicate) || !strings.HasPrefix(err.Error(), "x:200:7: ") {
 		t.Errorf("error %v, want x:200:7: duplicate", err)
 	}
 	if n != rowsBefore {
@@ -109,14 +107,14 @@ func TestStreamMisuse(t *testing.T) {
 	s := newStream(&endlessReader{line: []byte("1 1:1\n")}, io.NopCloser(nil), "x", 3, nil)
 	defer s.Close()
 	var held []*sparsevec.CSR
-	for range StreamBlocks {
+	for range core.StreamBlocks {
 		b, err := s.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
 		held = append(held, b)
 	}
-	if _, err := s.Next(); err != ErrBlocksHeld {
+	if _, err := s.Next(); err != core.ErrBlocksHeld {
 		t.Fatalf("Next holding every block: %v, want ErrBlocksHeld", err)
 	}
 	s.Release(held[0])
@@ -195,56 +193,5 @@ func BenchmarkStream(b *testing.B) {
 			s.Release(blk)
 		}
 		s.Close()
-	}
-}
-
-// TestReleaseNotHeldPanics checks every BlockReader's Release: a block
-// released twice, or never handed out, panics with notHeld (a second
-// Release would otherwise hand the block out twice).
-func TestReleaseNotHeldPanics(t *testing.T) {
-	m := sampleCSR(testRand(), 20)
-	dir := t.TempDir()
-	open := map[string]func() (BlockReader, error){}
-	for _, ext := range []string{".libsvm", ".arrow", ".arrows", ".parquet"} {
-		path := filepath.Join(dir, "x"+ext)
-		writeAll(t, path, m, 20, WithBatchRows(5))
-		open[ext] = func() (BlockReader, error) { return OpenBlocks(path, 5) }
-	}
-	src := writeSource(t, dir)
-	cache := filepath.Join(dir, "x.cpmcache")
-	writeCache(t, cache, src, blocksOf(m, 5))
-	open["cache"] = func() (BlockReader, error) { return rowcache.Open(cache, 5) }
-	open["tee"] = func() (BlockReader, error) {
-		w, err := rowcache.Create(filepath.Join(dir, "tee.cpmcache"), src)
-		if err != nil {
-			return nil, err
-		}
-		s, err := OpenBlocks(filepath.Join(dir, "x.libsvm"), 5)
-		if err != nil {
-			return nil, err
-		}
-		return rowcache.Tee(s, w), nil
-	}
-	for name, o := range open {
-		br, err := o()
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		b, err := br.Next()
-		if err != nil {
-			t.Fatalf("%s: Next: %v", name, err)
-		}
-		br.Release(b)
-		for what, blk := range map[string]*sparsevec.CSR{"released twice": b, "never handed out": new(sparsevec.CSR)} {
-			func() {
-				defer func() {
-					if p := recover(); p != core.NotHeld {
-						t.Errorf("%s: Release of a block %s: panic %v, want %q", name, what, p, core.NotHeld)
-					}
-				}()
-				br.Release(blk)
-			}()
-		}
-		br.Close()
 	}
 }

@@ -1,4 +1,4 @@
-package reader
+package libsvm
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/polyhedral/cpm/reader/internal/core"
 )
 
 // checkFloat compares parseFloat32 with strconv.ParseFloat(s, 32), the
@@ -19,15 +21,15 @@ func checkFloat(t *testing.T, s string) {
 	want := float32(x)
 	switch {
 	case werr != nil && errors.Is(werr, strconv.ErrRange):
-		if err != ErrNonFinite {
+		if err != core.ErrNonFinite {
 			t.Errorf("parseFloat32(%q) = %v, %v; want ErrNonFinite (strconv: %v)", s, got, err, werr)
 		}
 	case werr != nil:
-		if err != ErrSyntax {
+		if err != core.ErrSyntax {
 			t.Errorf("parseFloat32(%q) = %v, %v; want ErrSyntax", s, got, err)
 		}
 	case math.IsNaN(x) || math.IsInf(x, 0):
-		if err != ErrNonFinite {
+		if err != core.ErrNonFinite {
 			t.Errorf("parseFloat32(%q) = %v, %v; want ErrNonFinite", s, got, err)
 		}
 	default:

@@ -1,4 +1,4 @@
-package reader
+package libsvm
 
 import (
 	"errors"
