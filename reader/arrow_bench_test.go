@@ -57,7 +57,7 @@ func benchColumnar(b *testing.B, src string) {
 	}
 	for _, f := range forms {
 		if f.compression != "" {
-			writeAll(b, f.path, m, m.Rows(), WithCompression(f.compression))
+			writeAll(b, f.path, m, m.Rows(), core.WithCompression(f.compression))
 			got, err := Load(f.path)
 			if err != nil {
 				b.Fatal(err)
@@ -113,7 +113,7 @@ func benchColumnar(b *testing.B, src string) {
 // passBlocks reads every block of path, as a training pass does, and
 // returns the number of nonzeros.
 func passBlocks(b *testing.B, path string) int {
-	br, err := OpenBlocks(path, DefaultBatchRows)
+	br, err := OpenBlocks(path, core.DefaultBatchRows)
 	if err != nil {
 		b.Fatal(err)
 	}

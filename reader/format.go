@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/polyhedral/cpm/reader/columnar"
 	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/reader/rowcache"
@@ -129,9 +130,9 @@ func OpenBlocks(path string, blockRows int, opts ...core.Option) (core.BlockRead
 	}
 	switch f {
 	case ArrowFile, ArrowStream:
-		return openArrowBlocks(path, f, o)
+		return columnar.OpenArrow(path, f == ArrowStream, opts...)
 	case Parquet:
-		return openParquetBlocks(path, o)
+		return columnar.OpenParquet(path, opts...)
 	case Cache:
 		return rowcache.Open(path, blockRows, opts...)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/columnar"
 	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -777,7 +778,7 @@ func TestCatalogueNonFinite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := array.NewRecordBuilder(memory.NewGoAllocator(), reader.Schema())
+		b := array.NewRecordBuilder(memory.NewGoAllocator(), columnar.Schema())
 		defer b.Release()
 		lb := b.Field(1).(*array.ListBuilder)
 		sb := lb.ValueBuilder().(*array.StructBuilder)
@@ -794,7 +795,7 @@ func TestCatalogueNonFinite(t *testing.T) {
 		}
 		rec := b.NewRecord()
 		defer rec.Release()
-		w, err := ipc.NewFileWriter(f, ipc.WithSchema(reader.Schema()))
+		w, err := ipc.NewFileWriter(f, ipc.WithSchema(columnar.Schema()))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,8 +12,8 @@ import (
 // BlockReader hands out blocks of rows in file order: Next returns io.EOF
 // after the last block; a block stays valid and unmodified until it is given
 // back with Release; Close stops any goroutines and closes the input and
-// may be called more than once. *Stream is the LIBSVM BlockReader. Next and
-// Release are for one goroutine.
+// may be called more than once. *libsvm.Stream is the LIBSVM BlockReader.
+// Next and Release are for one goroutine.
 type BlockReader interface {
 	Next() (*sparsevec.CSR, error)
 	Release(*sparsevec.CSR)
@@ -55,11 +55,11 @@ func WithBatchRows(n int) Option {
 	}
 }
 
-// StreamBlocks is the number of blocks a Stream owns, and so the most the
-// caller can hold at a time (see Next).
+// StreamBlocks is the number of blocks a libsvm.Stream owns, and so the
+// most the caller can hold at a time (see Next).
 const StreamBlocks = 4
 
-// Errors of Stream misuse.
+// Errors of BlockReader misuse.
 var (
 	// ErrClosed is returned by Next after Close.
 	ErrClosed = errors.New("reader: stream closed")

@@ -18,9 +18,10 @@ const (
 	DefaultChunkBytes = 1 << 20
 )
 
-// Option configures a reader (Scanner, Load, LoadReader, NewStream,
-// OpenBlocks, rowcache.Open) or a writer (CreateBlocks, CreateCompressed). Each
-// option says which of them it concerns; the others ignore it.
+// Option configures a reader (libsvm.Scanner, Load, libsvm.LoadReader,
+// libsvm.NewStream, OpenBlocks, rowcache.Open) or a writer (CreateBlocks,
+// CreateCompressed). Each option says which of them it concerns; the others
+// ignore it.
 type Option func(*Options)
 
 type Options struct {
@@ -50,8 +51,8 @@ func (o *Options) OpenFile(path string) (*os.File, error) {
 	return os.Open(path)
 }
 
-// WithOpener makes OpenBlocks, NewStream, Load and rowcache.Open open their
-// input file with open instead of os.Open (standard input aside). The
+// WithOpener makes OpenBlocks, libsvm.NewStream, Load and rowcache.Open
+// open their input file with open instead of os.Open (standard input aside). The
 // readers read the file it returns from its start and close it when done;
 // errors still name the path given to them. A caller that reads a file
 // several times and must read the same file each time, whatever happens to
@@ -75,8 +76,8 @@ func BuildOptions(opts []Option) Options {
 	return o
 }
 
-// WithContext makes Load, LoadReader, NewStream, OpenBlocks (LIBSVM text
-// and the cache) and rowcache.Open stop when ctx is cancelled: their goroutines
+// WithContext makes Load, libsvm.LoadReader, libsvm.NewStream, OpenBlocks
+// (LIBSVM text and the cache) and rowcache.Open stop when ctx is cancelled: their goroutines
 // end, and Load or the blocks' Next return an error wrapping ctx.Err()
 // instead of the rows not yet read. It makes the output of CreateBlocks
 // abandon its work: writes and Close fail with ctx's error and the output is

@@ -1,4 +1,4 @@
-package reader
+package columnar
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/polyhedral/cpm/reader/internal/core"
 )
 
 // TestParquetRowGroups checks that each row group is one block, and that a
@@ -19,7 +20,7 @@ import (
 func TestParquetRowGroups(t *testing.T) {
 	m := sampleCSR(testRand(), 45)
 	path := filepath.Join(t.TempDir(), "x.parquet")
-	writeAll(t, path, m, 7, WithBatchRows(20))
+	writeAll(t, path, m, 7, core.WithBatchRows(20))
 	got, sizes, err := readAllBlocks(t, path)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package reader
+package columnar
 
 import (
 	"errors"
@@ -32,8 +32,15 @@ var maxParquetBatchRows int64 = 1 << 20
 // levelChunk is the number of levels decoded at a time.
 const levelChunk = 1 << 16
 
-// openParquetBlocks opens a Parquet file: one block per row group (or per
-// maxParquetBatchRows rows of a larger one).
+// OpenParquet opens the Parquet file at path and returns a BlockReader
+// handing out one block per row group (or per maxParquetBatchRows rows of a
+// larger one; see the package documentation). WithMaxIndex and WithOpener
+// apply.
+func OpenParquet(path string, opts ...core.Option) (core.BlockReader, error) {
+	return openParquetBlocks(path, core.BuildOptions(opts))
+}
+
+// openParquetBlocks is OpenParquet with the options built.
 func openParquetBlocks(path string, opt core.Options) (br core.BlockReader, err error) {
 	fh, err := opt.OpenFile(path)
 	if err != nil {

@@ -1,4 +1,4 @@
-package reader
+package columnar
 
 import (
 	"encoding/binary"
@@ -104,8 +104,8 @@ func TestArrowZeroCopy(t *testing.T) {
 	} {
 		t.Run(tc.file+"/"+tc.compression, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), tc.file)
-			writeAll(t, path, m, 40, WithCompression(tc.compression), WithBatchRows(20))
-			br, err := OpenBlocks(path, 1)
+			writeAll(t, path, m, 40, core.WithCompression(tc.compression), core.WithBatchRows(20))
+			br, err := openBlocks(path, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -208,8 +208,8 @@ func TestArrowSchemaErrors(t *testing.T) {
 				defer rec.Release()
 				path := writeRecords(t, ext, schema, rec)
 				_, _, err := readAllBlocks(t, path)
-				var se *SchemaError
-				if !errors.As(err, &se) || !errors.Is(err, ErrSchema) {
+				var se *core.SchemaError
+				if !errors.As(err, &se) || !errors.Is(err, core.ErrSchema) {
 					t.Fatalf("got %v, want a SchemaError", err)
 				}
 				prefix := fmt.Sprintf("%s: column %q: ", path, tt.column)
@@ -266,8 +266,8 @@ func TestArrowNulls(t *testing.T) {
 				defer r2.Release()
 				path := writeRecords(t, ext, nullableSchema, r1, r2)
 				got, sizes, err := readAllBlocks(t, path)
-				var re *RowError
-				if !errors.As(err, &re) || !errors.Is(err, ErrNull) {
+				var re *core.RowError
+				if !errors.As(err, &re) || !errors.Is(err, core.ErrNull) {
 					t.Fatalf("got %v, want a RowError wrapping ErrNull", err)
 				}
 				want := fmt.Sprintf("%s: row 5: column %q: %s", path, tt.column, tt.what)
@@ -296,14 +296,14 @@ func TestArrowBadRows(t *testing.T) {
 		column   string
 		want     error
 	}{
-		{"index 0", 1, []uint32{0, 4}, []float32{1, 1}, 0, "features", ErrIndexZero},
-		{"unsorted", 1, []uint32{2, 5, 4}, []float32{1, 1, 1}, 0, "features", ErrUnsorted},
-		{"duplicate", 1, []uint32{2, 5, 5}, []float32{1, 1, 1}, 0, "features", ErrDuplicate},
-		{"NaN value", 1, []uint32{2, 5}, []float32{1, nan}, 0, "features", ErrNonFinite},
-		{"Inf value", 1, []uint32{2}, []float32{-inf}, 0, "features", ErrNonFinite},
-		{"NaN label", nan, nil, nil, 0, "label", ErrNonFinite},
-		{"Inf label", inf, []uint32{1}, []float32{1}, 0, "label", ErrNonFinite},
-		{"above max index", 1, []uint32{2, 100, 101}, []float32{1, 1, 1}, 100, "features", ErrIndexRange},
+		{"index 0", 1, []uint32{0, 4}, []float32{1, 1}, 0, "features", core.ErrIndexZero},
+		{"unsorted", 1, []uint32{2, 5, 4}, []float32{1, 1, 1}, 0, "features", core.ErrUnsorted},
+		{"duplicate", 1, []uint32{2, 5, 5}, []float32{1, 1, 1}, 0, "features", core.ErrDuplicate},
+		{"NaN value", 1, []uint32{2, 5}, []float32{1, nan}, 0, "features", core.ErrNonFinite},
+		{"Inf value", 1, []uint32{2}, []float32{-inf}, 0, "features", core.ErrNonFinite},
+		{"NaN label", nan, nil, nil, 0, "label", core.ErrNonFinite},
+		{"Inf label", inf, []uint32{1}, []float32{1}, 0, "label", core.ErrNonFinite},
+		{"above max index", 1, []uint32{2, 100, 101}, []float32{1, 1, 1}, 100, "features", core.ErrIndexRange},
 	}
 	good := &sparsevec.CSR{}
 	for r := range 12 {
@@ -320,14 +320,14 @@ func TestArrowBadRows(t *testing.T) {
 				defer r1.Release()
 				defer r2.Release()
 				path := writeRecords(t, ext, rowSchema, r1, r2)
-				var opts []Option
+				var opts []core.Option
 				if tt.maxIndex > 0 {
-					opts = append(opts, WithMaxIndex(tt.maxIndex))
+					opts = append(opts, core.WithMaxIndex(tt.maxIndex))
 				} else {
-					opts = append(opts, WithMaxIndex(1<<32-1))
+					opts = append(opts, core.WithMaxIndex(1<<32-1))
 				}
 				got, _, err := readAllBlocks(t, path, opts...)
-				var re *RowError
+				var re *core.RowError
 				if !errors.As(err, &re) || !errors.Is(err, tt.want) {
 					t.Fatalf("got %v, want a RowError wrapping %v", err, tt.want)
 				}
@@ -352,9 +352,9 @@ func TestArrowMaxIndex(t *testing.T) {
 		if _, _, err := readAllBlocks(t, path); err != nil {
 			t.Errorf("%s: %v", ext, err)
 		}
-		_, _, err := readAllBlocks(t, path, WithMaxIndex(1<<31))
-		var re *RowError
-		if !errors.As(err, &re) || !errors.Is(err, ErrIndexRange) || re.Row != 3 {
+		_, _, err := readAllBlocks(t, path, core.WithMaxIndex(1<<31))
+		var re *core.RowError
+		if !errors.As(err, &re) || !errors.Is(err, core.ErrIndexRange) || re.Row != 3 {
 			t.Errorf("%s with max index 2^31: got %v, want ErrIndexRange at row 3", ext, err)
 		}
 	}
@@ -375,9 +375,9 @@ func readNoPanic(t *testing.T, path string, what string) (m *sparsevec.CSR, err 
 
 // knownError reports whether err is one of the documented kinds.
 func knownError(err error) bool {
-	var re *RowError
-	var pe *ParseError
-	return errors.Is(err, ErrCorrupt) || errors.Is(err, ErrSchema) || errors.As(err, &re) || errors.As(err, &pe)
+	var re *core.RowError
+	var pe *core.ParseError
+	return errors.Is(err, core.ErrCorrupt) || errors.Is(err, core.ErrSchema) || errors.As(err, &re) || errors.As(err, &pe)
 }
 
 // TestArrowCorrupt truncates files and flips bytes in them: reading must
@@ -395,7 +395,7 @@ func TestArrowCorrupt(t *testing.T) {
 		t.Run(tc.ext+"/"+tc.compression, func(t *testing.T) {
 			dir := t.TempDir()
 			src := filepath.Join(dir, "src"+tc.ext)
-			writeAll(t, src, m, 60, WithCompression(tc.compression), WithBatchRows(16))
+			writeAll(t, src, m, 60, core.WithCompression(tc.compression), core.WithBatchRows(16))
 			data, err := os.ReadFile(src)
 			if err != nil {
 				t.Fatal(err)
@@ -451,7 +451,7 @@ func TestArrowCorruptOffsets(t *testing.T) {
 	} {
 		rec := csrRecord(m.Labels, offs, m.Idx, m.Val)
 		err := b.fill(&sparsevec.CSR{}, rec)
-		if !errors.Is(err, ErrCorrupt) || !strings.HasPrefix(err.Error(), "mem: record batch 1: ") {
+		if !errors.Is(err, core.ErrCorrupt) || !strings.HasPrefix(err.Error(), "mem: record batch 1: ") {
 			t.Errorf("offsets %v: got %v, want ErrCorrupt", offs, err)
 		}
 		rec.Release()
@@ -461,21 +461,21 @@ func TestArrowCorruptOffsets(t *testing.T) {
 func TestBlocksMisuse(t *testing.T) {
 	m := sampleCSR(testRand(), 50)
 	path := filepath.Join(t.TempDir(), "x.arrow")
-	writeAll(t, path, m, 50, WithBatchRows(5))
-	br, err := OpenBlocks(path, 1)
+	writeAll(t, path, m, 50, core.WithBatchRows(5))
+	br, err := openBlocks(path, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var held []*sparsevec.CSR
-	for range StreamBlocks {
+	for range core.StreamBlocks {
 		b, err := br.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
 		held = append(held, b)
 	}
-	if _, err := br.Next(); !errors.Is(err, ErrBlocksHeld) {
-		t.Errorf("Next with %d blocks held: %v, want ErrBlocksHeld", StreamBlocks, err)
+	if _, err := br.Next(); !errors.Is(err, core.ErrBlocksHeld) {
+		t.Errorf("Next with %d blocks held: %v, want ErrBlocksHeld", core.StreamBlocks, err)
 	}
 	br.Release(held[1])
 	held = append(held[:1], held[2:]...)
@@ -498,7 +498,7 @@ func TestBlocksMisuse(t *testing.T) {
 	if err := br.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := br.Next(); !errors.Is(err, ErrClosed) {
+	if _, err := br.Next(); !errors.Is(err, core.ErrClosed) {
 		t.Errorf("Next after Close: %v, want ErrClosed", err)
 	}
 	// Held blocks stay valid after Close: batches 1, 3, 4, 5.
@@ -509,33 +509,6 @@ func TestBlocksMisuse(t *testing.T) {
 			t.Errorf("held block %d changed after Close", i)
 		}
 		br.Release(held[i])
-	}
-}
-
-func TestOpenBlocksErrors(t *testing.T) {
-	if _, err := OpenBlocks(filepath.Join(t.TempDir(), "none.arrow"), 1); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("missing file: %v", err)
-	}
-	// An Arrow file magic followed by nothing.
-	path := writeTempFile(t, "x.arrow", []byte("ARROW1\x00\x00"))
-	_, err := OpenBlocks(path, 1)
-	if !errors.Is(err, ErrCorrupt) || !strings.HasPrefix(err.Error(), path+": ") {
-		t.Errorf("bare magic: %v, want ErrCorrupt naming the path", err)
-	}
-}
-
-// TestArrowLoad checks Load on a columnar file and that its result does
-// not alias the file's batches.
-func TestArrowLoad(t *testing.T) {
-	m := sampleCSR(testRand(), 33)
-	path := filepath.Join(t.TempDir(), "x.arrows")
-	writeAll(t, path, m, 33, WithBatchRows(8), WithCompression("none"))
-	got, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !equalCSR(got, m) {
-		t.Error("rows differ")
 	}
 }
 
@@ -616,7 +589,7 @@ func TestArrowHostileLengths(t *testing.T) {
 	}
 	for _, ext := range []string{".arrow", ".arrows"} {
 		path := filepath.Join(t.TempDir(), "x"+ext)
-		writeAll(t, path, m, 10, WithCompression("none"))
+		writeAll(t, path, m, 10, core.WithCompression("none"))
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -643,7 +616,7 @@ func TestArrowHostileLengths(t *testing.T) {
 				}
 				p.patch(t, b, schemaOf(t, b, schemaField))
 				_, _, err := readAllBlocks(t, writeTempFile(t, "bad"+ext, bad))
-				if !errors.Is(err, ErrCorrupt) {
+				if !errors.Is(err, core.ErrCorrupt) {
 					t.Errorf("got %v, want ErrCorrupt", err)
 				}
 			})
@@ -651,7 +624,7 @@ func TestArrowHostileLengths(t *testing.T) {
 	}
 	t.Run("stream message length", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "x.arrows")
-		writeAll(t, path, m, 10, WithCompression("none"))
+		writeAll(t, path, m, 10, core.WithCompression("none"))
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -660,13 +633,13 @@ func TestArrowHostileLengths(t *testing.T) {
 		next := 8 + n // the record batch message: ff ff ff ff, length
 		binary.LittleEndian.PutUint32(data[next+4:], 0x7fff0000)
 		_, _, err = readAllBlocks(t, writeTempFile(t, "bad.arrows", data))
-		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "left in the file") {
+		if !errors.Is(err, core.ErrCorrupt) || !strings.Contains(err.Error(), "left in the file") {
 			t.Errorf("got %v, want ErrCorrupt for the length", err)
 		}
 	})
 	t.Run("file block length", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "x.arrow")
-		writeAll(t, path, m, 10, WithCompression("none"))
+		writeAll(t, path, m, 10, core.WithCompression("none"))
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -677,7 +650,7 @@ func TestArrowHostileLengths(t *testing.T) {
 		v := vecLen(t, b, root, 3)                       // recordBatches
 		binary.LittleEndian.PutUint64(b[v+4+16:], 1<<40) // bodyLength of block 0
 		_, _, err = readAllBlocks(t, writeTempFile(t, "bad.arrow", data))
-		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "outside the file") {
+		if !errors.Is(err, core.ErrCorrupt) || !strings.Contains(err.Error(), "outside the file") {
 			t.Errorf("got %v, want ErrCorrupt for the block", err)
 		}
 	})
@@ -697,7 +670,7 @@ func FuzzColumnar(f *testing.F) {
 		{".parquet", "none"}, {".parquet", "snappy"},
 	} {
 		path := filepath.Join(f.TempDir(), "seed"+tc.ext)
-		writeAll(f, path, m, 20, WithCompression(tc.compression), WithBatchRows(8))
+		writeAll(f, path, m, 20, core.WithCompression(tc.compression), core.WithBatchRows(8))
 		data, err := os.ReadFile(path)
 		if err != nil {
 			f.Fatal(err)
@@ -720,7 +693,7 @@ func FuzzColumnar(f *testing.F) {
 		}
 		for _, ext := range []string{".arrows", ".parquet"} {
 			out := filepath.Join(t.TempDir(), "rt"+ext)
-			writeAll(t, out, got, 7, WithCompression("none"))
+			writeAll(t, out, got, 7, core.WithCompression("none"))
 			back, _, err := readAllBlocks(t, out)
 			if err != nil {
 				t.Fatalf("reading back %s: %v", ext, err)

@@ -1,4 +1,4 @@
-package reader
+package columnar
 
 import (
 	"bufio"
@@ -369,8 +369,16 @@ func firstNull(a arrow.Array, lo, hi int) (int, bool) {
 	return 0, false
 }
 
-// openArrowBlocks opens an Arrow IPC file or stream.
-func openArrowBlocks(path string, f Format, opt core.Options) (br core.BlockReader, err error) {
+// OpenArrow opens the Arrow IPC file (stream false) or stream (stream true)
+// at path and returns a BlockReader handing out its record batches, one
+// block each (see the package documentation). WithMaxIndex and WithOpener
+// apply.
+func OpenArrow(path string, stream bool, opts ...core.Option) (core.BlockReader, error) {
+	return openArrowBlocks(path, stream, core.BuildOptions(opts))
+}
+
+// openArrowBlocks is OpenArrow with the options built.
+func openArrowBlocks(path string, stream bool, opt core.Options) (br core.BlockReader, err error) {
 	fh, err := opt.OpenFile(path)
 	if err != nil {
 		return nil, err
@@ -390,7 +398,7 @@ func openArrowBlocks(path string, f Format, opt core.Options) (br core.BlockRead
 	}()
 	var src recordSource
 	var schema *arrow.Schema
-	if f == ArrowFile {
+	if !stream {
 		dicts, records, err := colguard.CheckFooter(fh, size)
 		var w colguard.WindowReader
 		for i := 0; err == nil && i < len(dicts); i++ {
