@@ -229,20 +229,6 @@ func TestWriteFuzzCorpus(t *testing.T) {
 	text := []byte("1 1:0.5 3:2\n-1 2:1e-3 4:0\n\n# comment\n2 qid:3 1:1 784:0.992157\n0.5\n")
 	corpora := map[string][]fuzzSeed{
 		"FuzzLoad": fuzzLoadSeeds(t, text),
-		"FuzzScanner": {
-			{"valid", []byte("1 1:0.5 3:2\n-1 2:1e3 # c\n\n3 qid:1 1:1\r\n")},
-			{"no-label", []byte("3:1 4:2\n")},
-			{"index-zero", []byte("1 0:1\n")},
-			{"huge-index", []byte("1 4294967295:1 4294967296:1\n")},
-			{"unsorted", []byte("1 3:1 2:1\n")},
-			{"duplicate", []byte("1 2:1 2:1\n")},
-			{"nan-label", []byte("NaN 1:1\n")},
-			{"inf-value", []byte("1 1:inf\n")},
-			{"overflow", []byte("1e39 1:3.5e38\n")},
-			{"bad-qid", []byte("1 qid:x 1:1\n")},
-			{"hash-in-token", []byte("1 1:1#c\n")},
-			{"binary", []byte("\x00\xff\n\x80")},
-		},
 	}
 	for target, seeds := range corpora {
 		dir := filepath.Join("testdata", "fuzz", target)

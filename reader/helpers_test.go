@@ -242,18 +242,3 @@ func writeSource(t *testing.T, dir string) string {
 	}
 	return src
 }
-
-// row is one expected row.
-type wantRow struct {
-	label float32
-	idx   []uint32
-	val   []float32
-}
-
-func csrOf(rows ...wantRow) *sparsevec.CSR {
-	m := new(sparsevec.CSR)
-	for _, r := range rows {
-		m.Append(r.label, sparsevec.Vector{Idx: r.idx, Val: r.val})
-	}
-	return m
-}

@@ -13,7 +13,6 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/polyhedral/cpm/reader/internal/core"
-	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -215,29 +214,4 @@ func blocksOf(m *sparsevec.CSR, n int) []*sparsevec.CSR {
 		out = append(out, b)
 	}
 	return out
-}
-
-func writeCache(t testing.TB, path, src string, blocks []*sparsevec.CSR) {
-	t.Helper()
-	w, err := rowcache.Create(path, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range blocks {
-		if err := w.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func writeSource(t *testing.T, dir string) string {
-	t.Helper()
-	src := filepath.Join(dir, "src.libsvm")
-	if err := os.WriteFile(src, []byte("1 1:1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return src
 }
