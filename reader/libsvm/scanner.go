@@ -14,7 +14,7 @@ const scanBufBytes = 256 << 10
 
 // Scanner reads LIBSVM rows one at a time, in the shape of bufio.Scanner:
 //
-//	s := reader.NewScanner(r, path)
+//	s := libsvm.NewScanner(r, path)
 //	for s.Scan() {
 //		use(s.Label(), s.Row())
 //	}

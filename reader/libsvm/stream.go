@@ -17,7 +17,7 @@ import (
 // by the pool, the chunk buffers and the longest line, whatever the file
 // size.
 //
-//	s, err := reader.NewStream(path, 4096)
+//	s, err := libsvm.NewStream(path, 4096)
 //	if err != nil { ... }
 //	defer s.Close()
 //	for {

@@ -277,7 +277,7 @@ func TestCacheRefusesCompressedName(t *testing.T) {
 	}
 }
 
-// TestCacheRefusesForeignFile checks that CreateCache refuses to write
+// TestCacheRefusesForeignFile checks that Create refuses to write
 // over its own source and over a file that is not a cache, leaving it as it
 // was, and replaces an empty file, a damaged cache and a stale cache.
 func TestCacheRefusesForeignFile(t *testing.T) {
@@ -297,7 +297,7 @@ func TestCacheRefusesForeignFile(t *testing.T) {
 		before, _ := os.ReadFile(tt.path)
 		_, err := rowcache.Create(tt.path, src)
 		if !errors.Is(err, tt.want) || !errors.Is(err, atomicfile.ErrRefused) || !strings.Contains(err.Error(), tt.path) {
-			t.Errorf("CreateCache(%s) = %v, want %v naming the path", tt.path, err, tt.want)
+			t.Errorf("Create(%s) = %v, want %v naming the path", tt.path, err, tt.want)
 		}
 		if after, _ := os.ReadFile(tt.path); string(after) != string(before) {
 			t.Errorf("%s changed", tt.path)
@@ -343,7 +343,7 @@ func TestCacheAbortLeavesNothing(t *testing.T) {
 	}
 }
 
-// A pass through TeeCache hands out the source's rows and leaves a
+// A pass through Tee hands out the source's rows and leaves a
 // complete cache; a pass closed early leaves none.
 func TestTeeCache(t *testing.T) {
 	dir := t.TempDir()
