@@ -15,10 +15,10 @@
 // are checked against the manifest.
 //
 // With Config.Cache the first pass also writes the rows to a binary row
-// cache (reader.CreateCache, reader.TeeCache), which records the identity
+// cache (rowcache.Create, rowcache.Tee), which records the identity
 // of the source (the file, or a shard directory's manifest: size,
 // modification time, CRC-64 of the first 64 KiB); every later pass, and a
-// later run whose source still matches (reader.CheckCache), reads the
+// later run whose source still matches (rowcache.Check), reads the
 // cache instead of parsing the source. A stale or corrupt cache is
 // rebuilt. CacheStatus says which of these happened.
 //

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/shard"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -60,7 +61,7 @@ type Input struct {
 	mu         sync.Mutex
 	status     CacheStatus
 	cacheReady bool // the cache is complete and matches the source
-	cacheW     *reader.CacheWriter
+	cacheW     *rowcache.Writer
 	passStart  time.Time
 	firstPass  time.Duration // wall time of pass 1 (read, parse, cache write)
 	cacheWrite time.Duration // time spent encoding and writing the cache
@@ -123,7 +124,7 @@ func CachePath(path, cache string) (string, error) {
 // keeps it open) or the first pass rebuilds it.
 func (in *Input) checkCache() error {
 	in.status = CacheStatus{Path: in.cache}
-	err := reader.CheckCache(in.cache, in.identity(), in.opts...)
+	err := rowcache.Check(in.cache, in.identity(), in.opts...)
 	if err == nil {
 		err = in.pinFile(in.cache)
 	}
@@ -135,7 +136,7 @@ func (in *Input) checkCache() error {
 			return serr
 		}
 		in.status.Use = CacheNew
-	case errors.Is(err, reader.ErrCacheStale), errors.Is(err, reader.ErrCorrupt):
+	case errors.Is(err, rowcache.ErrStale), errors.Is(err, reader.ErrCorrupt):
 		in.status.Use, in.status.Reason = CacheStale, err
 	default:
 		return err
@@ -276,7 +277,7 @@ func (in *Input) OpenPass(k int) (reader.BlockReader, error) {
 		return nil, err
 	}
 	if in.cacheReady {
-		r, err := reader.OpenCache(in.cache, in.blockRows, in.opts...)
+		r, err := rowcache.Open(in.cache, in.blockRows, in.opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -289,13 +290,13 @@ func (in *Input) OpenPass(k int) (reader.BlockReader, error) {
 	if in.cache == "" || k > 1 {
 		return &passEnd{BlockReader: src, in: in, first: k == 1}, nil
 	}
-	w, err := reader.CreateCache(in.cache, in.identity(), in.opts...)
+	w, err := rowcache.Create(in.cache, in.identity(), in.opts...)
 	if err != nil {
 		src.Close()
 		return nil, err
 	}
 	in.cacheW = w
-	return &passEnd{BlockReader: reader.TeeCache(src, w), in: in, first: true, cache: true}, nil
+	return &passEnd{BlockReader: rowcache.Tee(src, w), in: in, first: true, cache: true}, nil
 }
 
 // passEnd checks at the end of every pass that the input files are still

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -158,7 +158,7 @@ func TestStreamInputIdentity(t *testing.T) {
 		if n, err := readPass(t, otherIn, 1); err != nil || n != 1 { // its first row kept its +1
 			t.Fatalf("the other run's pass: %d positive rows, %v", n, err)
 		}
-		if err := reader.CheckCache(cache, q); err != nil {
+		if err := rowcache.Check(cache, q); err != nil {
 			t.Fatalf("the other run did not rebuild the cache: %v", err)
 		}
 		same(t, in, 2)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/polyhedral/cpm/reader/internal/core"
 )
 
 // mnist2Train is MNIST "2 vs rest" training data, written by
@@ -55,7 +57,7 @@ func benchColumnar(b *testing.B, src string) {
 	}
 	for _, f := range forms {
 		if f.compression != "" {
-			writeAll(b, f.path, m, m.Rows(), WithCompression(f.compression))
+			writeAll(b, f.path, m, m.Rows(), core.WithCompression(f.compression))
 			got, err := Load(f.path)
 			if err != nil {
 				b.Fatal(err)
@@ -111,7 +113,7 @@ func benchColumnar(b *testing.B, src string) {
 // passBlocks reads every block of path, as a training pass does, and
 // returns the number of nonzeros.
 func passBlocks(b *testing.B, path string) int {
-	br, err := OpenBlocks(path, DefaultBatchRows)
+	br, err := OpenBlocks(path, core.DefaultBatchRows)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -139,7 +141,7 @@ func BenchmarkCheckRows(b *testing.B) {
 	}
 	b.SetBytes(int64(8 * m.NNZ()))
 	for b.Loop() {
-		if _, _, _, err := checkRows(m.Labels, m.Ptr, m.Idx, m.Val, 1<<32-1); err != nil {
+		if _, _, _, err := core.CheckRows(m.Labels, m.Ptr, m.Idx, m.Val, 1<<32-1); err != nil {
 			b.Fatal(err)
 		}
 	}

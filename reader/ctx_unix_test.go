@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/polyhedral/cpm/reader/libsvm"
 )
 
 // fifoWithWriter makes a FIFO in a temporary directory, opens its writing
@@ -41,7 +43,7 @@ func TestWithContextEndsPipeReads(t *testing.T) {
 		path := fifoWithWriter(t, data)
 		done := make(chan error, 1)
 		go func() {
-			s, err := NewStream(path, 1000, WithContext(ctx))
+			s, err := libsvm.NewStream(path, 1000, WithContext(ctx))
 			if err == nil {
 				_, err = s.Next()
 				if cerr := s.Close(); cerr != nil {

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"syscall"
 	"testing"
+
+	"github.com/polyhedral/cpm/reader/rowcache"
 )
 
 // Every sentinel of malformed input is of the ErrBadInput class, and so is
@@ -34,9 +36,9 @@ func TestErrBadInputClass(t *testing.T) {
 		{&RowError{Path: "x", Row: 3, Column: "features", Err: ErrUnsorted}, true},
 		{&RowError{Path: "x", Row: 3, Column: "features", Err: errors.New("3000000000 nonzeros")}, true},
 		{&SchemaError{Path: "x", Column: "label", Msg: "type int64"}, true},
-		{&CacheError{Path: "x", Offset: 8, Err: ErrCorrupt}, true},
-		{&CacheError{Path: "x", Offset: 8, Err: pathErr}, false},
-		{ErrCacheStale, false},
+		{&rowcache.Error{Path: "x", Offset: 8, Err: ErrCorrupt}, true},
+		{&rowcache.Error{Path: "x", Offset: 8, Err: pathErr}, false},
+		{rowcache.ErrStale, false},
 		{ErrBlocksHeld, false},
 		{pathErr, false},
 	} {

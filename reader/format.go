@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/polyhedral/cpm/reader/columnar"
+	"github.com/polyhedral/cpm/reader/internal/core"
+	"github.com/polyhedral/cpm/reader/libsvm"
+	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -24,7 +28,7 @@ const (
 	ArrowStream
 	// Parquet is an Apache Parquet file, magic "PAR1".
 	Parquet
-	// Cache is this package's binary row cache (see CreateCache).
+	// Cache is the binary row cache of package rowcache.
 	Cache
 )
 
@@ -49,7 +53,7 @@ var (
 	arrowFileMagic   = []byte("ARROW1")
 	arrowStreamMagic = []byte{0xff, 0xff, 0xff, 0xff} // IPC continuation marker
 	parquetMagic     = []byte("PAR1")
-	cacheMagic       = []byte("CPMCACHE")
+	cacheMagic       = []byte(rowcache.Magic)
 )
 
 // DetectFormat tells the format of the file at path from its first bytes,
@@ -57,15 +61,15 @@ var (
 // LIBSVM text (compressed or not; Open tells which). "-" (standard input) is
 // always LIBSVM.
 func DetectFormat(path string) (Format, error) {
-	return detectFormat(path, &options{})
+	return detectFormat(path, &core.Options{})
 }
 
 // detectFormat is DetectFormat with the file opened by o.openFile.
-func detectFormat(path string, o *options) (Format, error) {
+func detectFormat(path string, o *core.Options) (Format, error) {
 	if path == "-" {
 		return LIBSVM, nil
 	}
-	f, err := o.openFile(path)
+	f, err := o.OpenFile(path)
 	if err != nil {
 		return 0, err
 	}
@@ -112,43 +116,32 @@ func FormatForOutput(path string) Format {
 	return LIBSVM
 }
 
-// BlockReader hands out blocks of rows in file order: Next returns io.EOF
-// after the last block; a block stays valid and unmodified until it is given
-// back with Release; Close stops any goroutines and closes the input and
-// may be called more than once. *Stream is the LIBSVM BlockReader. Next and
-// Release are for one goroutine.
-type BlockReader interface {
-	Next() (*sparsevec.CSR, error)
-	Release(*sparsevec.CSR)
-	Close() error
-}
-
 // OpenBlocks opens path in whatever format DetectFormat finds and returns a
 // BlockReader over its rows. blockRows is the block size for LIBSVM text
 // and the cache; Arrow and Parquet blocks follow the file's record batches
 // (row groups), which are handed out without copying where the types allow.
 // The options apply to LIBSVM text; WithMaxIndex and WithOpener apply to
 // every format.
-func OpenBlocks(path string, blockRows int, opts ...Option) (BlockReader, error) {
-	o := buildOptions(opts)
+func OpenBlocks(path string, blockRows int, opts ...core.Option) (core.BlockReader, error) {
+	o := core.BuildOptions(opts)
 	f, err := detectFormat(path, &o)
 	if err != nil {
 		return nil, err
 	}
 	switch f {
 	case ArrowFile, ArrowStream:
-		return openArrowBlocks(path, f, o)
+		return columnar.OpenArrow(path, f == ArrowStream, opts...)
 	case Parquet:
-		return openParquetBlocks(path, o)
+		return columnar.OpenParquet(path, opts...)
 	case Cache:
-		return OpenCache(path, blockRows, opts...)
+		return rowcache.Open(path, blockRows, opts...)
 	}
-	return NewStream(path, blockRows, opts...)
+	return libsvm.NewStream(path, blockRows, opts...)
 }
 
 // ReadAll reads every remaining block of b into one CSR, releasing each
 // as it is copied, and closes b.
-func ReadAll(b BlockReader) (*sparsevec.CSR, error) {
+func ReadAll(b core.BlockReader) (*sparsevec.CSR, error) {
 	defer b.Close()
 	m := &sparsevec.CSR{Ptr: []int{0}}
 	for {

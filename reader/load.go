@@ -1,25 +1,25 @@
 package reader
 
 import (
-	"io"
-	"os"
-
+	"github.com/polyhedral/cpm/reader/internal/core"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
 // Load reads the whole file at path into one CSR. The file may be LIBSVM
-// text (see Open: compressed or not, "-" for standard input) or any other
-// format DetectFormat recognises (Arrow IPC, Parquet, the binary cache),
-// which is read through OpenBlocks.
+// text (see Open: compressed or not, "-" for standard input), read by
+// libsvm.Load, or any other format DetectFormat recognises (Arrow IPC,
+// Parquet, the binary cache), which is read through OpenBlocks.
 //
-// One goroutine reads and decompresses the input into chunks of whole
-// lines (WithChunkBytes); WithWorkers goroutines (default GOMAXPROCS) parse
-// chunks into blocks; the blocks are joined in file order, so the result
-// does not depend on scheduling. The first error in file order is returned,
-// with its absolute line number, and every goroutine has ended when Load
-// returns. An empty input gives a CSR with no rows.
+// LIBSVM text is read by one goroutine that reads and decompresses the
+// input into chunks of whole lines (WithChunkBytes) and WithWorkers
+// goroutines (default GOMAXPROCS) that parse chunks into blocks; the blocks
+// are joined in file order, so the result does not depend on scheduling.
+// The first error in file order is returned, with its absolute line number,
+// and every goroutine has ended when Load returns. An empty input gives a
+// CSR with no rows.
 func Load(path string, opts ...Option) (*sparsevec.CSR, error) {
-	o := buildOptions(opts)
+	o := core.BuildOptions(opts)
 	if f, err := detectFormat(path, &o); err == nil && f != LIBSVM {
 		b, err := OpenBlocks(path, 1<<16, opts...)
 		if err != nil {
@@ -27,134 +27,5 @@ func Load(path string, opts ...Option) (*sparsevec.CSR, error) {
 		}
 		return ReadAll(b)
 	}
-	rc, err := openText(path, &o)
-	if err != nil {
-		return nil, err
-	}
-	m, err := LoadReader(rc, path, opts...)
-	if cerr := rc.Close(); err == nil && cerr != nil {
-		return nil, cerr
-	}
-	return m, err
-}
-
-// LoadReader is Load reading LIBSVM text from r, which it does not close.
-// path names the input in error messages only. On an error LoadReader
-// waits for a Read in progress to return before it returns, so that no
-// goroutine is left using r.
-func LoadReader(r io.Reader, path string, opts ...Option) (*sparsevec.CSR, error) {
-	size := inputSize(r)
-	p := startPipeline(r, path, buildOptions(opts))
-	defer p.stop()
-	var (
-		m      *sparsevec.CSR   // size known: the result, sized from the first chunk
-		blocks []*sparsevec.CSR // size unknown: the blocks, joined at the end
-	)
-	for {
-		c, err := p.nextChunk()
-		if err != nil {
-			return nil, err // the rows before it go with the rest
-		}
-		if c == nil {
-			break
-		}
-		switch {
-		case c.blk.Rows() == 0:
-		case size > 0:
-			if m == nil {
-				m = presized(&c.blk, len(c.data), size)
-			}
-			m.AppendCSR(&c.blk)
-		default:
-			// Take the block's arrays; the parser sizes new ones from
-			// the density of the chunks it has seen.
-			b := c.blk
-			blocks = append(blocks, &b)
-			c.blk = sparsevec.CSR{}
-		}
-		p.recycle(c)
-	}
-	switch {
-	case m != nil:
-		if cap(m.Idx) > len(m.Idx)+len(m.Idx)/2+1024 {
-			// The first chunk was much denser than the rest.
-			m = concatCSR([]*sparsevec.CSR{m})
-		}
-		return m, nil
-	case len(blocks) == 0:
-		return new(sparsevec.CSR), nil
-	case len(blocks) == 1:
-		return blocks[0], nil
-	}
-	return concatCSR(blocks), nil
-}
-
-// inputSize returns the number of bytes r will yield if it is known
-// cheaply (a plain file from Open, an *os.File, a bytes or strings
-// Reader), else -1.
-func inputSize(r io.Reader) int64 {
-	var f *os.File
-	switch v := r.(type) {
-	case *decompressor:
-		if v.format != "" {
-			return -1
-		}
-		f = v.file.f
-	case *os.File:
-		f = v
-	case interface{ Len() int }:
-		return int64(v.Len())
-	default:
-		return -1
-	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return -1
-	}
-	off, err := f.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return -1
-	}
-	return fi.Size() - off
-}
-
-// minPresizeSample is the shortest sample presized extrapolates from.
-const minPresizeSample = 64 << 10
-
-// presized returns an empty CSR with room for the rows and nonzeros of size
-// bytes of input at the density of blk, parsed from n bytes, plus 1/32.
-// Appending past that grows the arrays as usual. A sample shorter than
-// minPresizeSample counts as that long: the few short lines before a
-// long one (a first chunk cut short by a line of megabytes) would
-// otherwise extrapolate to arrays many times the file's size.
-func presized(blk *sparsevec.CSR, n int, size int64) *sparsevec.CSR {
-	f := float64(size) / float64(max(n, minPresizeSample)) * (1 + 1.0/32)
-	rows, nnz := int(f*float64(blk.Rows()))+16, int(f*float64(blk.NNZ()))+64
-	return &sparsevec.CSR{
-		Labels: make([]float32, 0, rows),
-		Ptr:    make([]int, 1, rows+1),
-		Idx:    make([]uint32, 0, nnz),
-		Val:    make([]float32, 0, nnz),
-	}
-}
-
-// concatCSR joins blocks in order into one exactly sized CSR, dropping each
-// block as it is copied.
-func concatCSR(blocks []*sparsevec.CSR) *sparsevec.CSR {
-	rows, nnz := 0, 0
-	for _, b := range blocks {
-		rows += b.Rows()
-		nnz += b.NNZ()
-	}
-	m := &sparsevec.CSR{
-		Labels: make([]float32, 0, rows),
-		Ptr:    make([]int, 1, rows+1),
-		Idx:    make([]uint32, 0, nnz),
-		Val:    make([]float32, 0, nnz),
-	}
-	for i, b := range blocks {
-		m.AppendCSR(b)
-		blocks[i] = nil
-	}
-	return m
+	return libsvm.Load(path, opts...)
 }

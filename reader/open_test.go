@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/polyhedral/cpm/reader/libsvm"
+	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -108,7 +110,7 @@ func TestTruncated(t *testing.T) {
 			}
 			rc, err := Open(path)
 			if err == nil {
-				s := NewScanner(rc, path)
+				s := libsvm.NewScanner(rc, path)
 				for s.Scan() {
 				}
 				err = s.Err()
@@ -181,30 +183,6 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
-// BenchmarkOpenZstd measures decompression alone for the decoder
-// concurrency Open uses (1, synchronous) against the library default
-// (0: GOMAXPROCS, capped at 4).
-func BenchmarkOpenZstd(b *testing.B) {
-	loadBenchData(b)
-	defer func(c int) { zstdConcurrency = c }(zstdConcurrency)
-	for _, conc := range []int{1, 0} {
-		b.Run(map[int]string{1: "conc1", 0: "default"}[conc], func(b *testing.B) {
-			zstdConcurrency = conc
-			b.SetBytes(int64(len(benchData.text)))
-			for b.Loop() {
-				rc, err := Open(benchData.zstPath)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := io.Copy(io.Discard, rc); err != nil {
-					b.Fatal(err)
-				}
-				rc.Close()
-			}
-		})
-	}
-}
-
 // WithOpener opens the input of every format, and of Load and NewStream,
 // with the caller's function: here the name given to the readers holds
 // other rows than the file the opener returns, and the rows read are the
@@ -227,7 +205,7 @@ func TestWithOpener(t *testing.T) {
 				m    *sparsevec.CSR
 			}{{real, want}, {named, decoy}} {
 				if ext == ".cpmcache" {
-					w, err := CreateCache(f.path, "")
+					w, err := rowcache.Create(f.path, "")
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -135,7 +135,7 @@ func (s *memorySource) Epoch() float64 {
 	return float64(s.epoch) + float64(s.pos)/float64(len(s.perm))
 }
 
-// Blocks is a stream of row blocks in file order, as reader.Stream
+// Blocks is a stream of row blocks in file order, as libsvm.Stream
 // provides: Next returns io.EOF at the end; a block handed out stays valid
 // until it is given back with Release.
 type Blocks interface {

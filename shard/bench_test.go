@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -72,7 +73,7 @@ func writeRuns(dir string, m *sparsevec.CSR, n, run int, ext string) error {
 		if err != nil {
 			return err
 		}
-		w := reader.NewWriter(out)
+		w := libsvm.NewWriter(out)
 		info := ShardInfo{Name: name}
 		for r := range m.Rows() {
 			if (r/run)%n != s {
@@ -113,7 +114,7 @@ func setupBench(b *testing.B) {
 		const rows = 72000 // about 150 MB of text
 		m := benchRows(rows)
 		var cw countingWriter
-		w := reader.NewWriter(&cw)
+		w := libsvm.NewWriter(&cw)
 		for r := range m.Rows() {
 			w.Write(m.Labels[r], m.Row(r))
 		}

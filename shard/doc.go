@@ -29,7 +29,7 @@
 //
 // Shards are named ShardName(k, N, ext), e.g. part-00000-of-00004.libsvm.zst,
 // and written atomically (temporary file, then rename): LIBSVM text through
-// reader.CreateCompressed and reader.Writer, Arrow and Parquet through
+// reader.CreateCompressed and libsvm.Writer, Arrow and Parquet through
 // reader.CreateBlocks, the extension deciding the format. A manifest,
 // ManifestName ("SHARDS"), is written last and atomically; it lists every
 // shard with its row, nonzero and byte counts, so a reader can tell a

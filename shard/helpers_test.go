@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -65,7 +66,7 @@ func writeRows(t testing.TB, path string, m *sparsevec.CSR) {
 		t.Fatal(err)
 	}
 	defer out.Abort()
-	w := reader.NewWriter(out)
+	w := libsvm.NewWriter(out)
 	for r := range m.Rows() {
 		if err := w.Write(m.Labels[r], m.Row(r)); err != nil {
 			t.Fatal(err)

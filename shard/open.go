@@ -15,12 +15,12 @@ import (
 )
 
 // credit is the most blocks of one shard that a Reader takes from the
-// shard's reader before the consumer releases one: all of a reader.Stream's
+// shard's reader before the consumer releases one: all of a libsvm.Stream's
 // or CacheReader's pool, so their Next never refuses with ErrBlocksHeld.
 const credit = reader.StreamBlocks
 
 // MaxHeld is the most blocks the caller of a Reader may hold at once; Next
-// refuses with reader.ErrBlocksHeld beyond it, as reader.Stream does.
+// refuses with reader.ErrBlocksHeld beyond it, as libsvm.Stream does.
 const MaxHeld = reader.StreamBlocks
 
 var _ reader.BlockReader = (*Reader)(nil)
@@ -382,7 +382,7 @@ func (r *Reader) Release(b *sparsevec.CSR) {
 
 // Close stops the reading goroutines, waits for them to end and closes
 // every shard's reader. Blocks the caller holds stay valid as far as the
-// shard readers keep them so (reader.Stream does). Next returns
+// shard readers keep them so (libsvm.Stream does). Next returns
 // reader.ErrClosed afterwards. Close may be called more than once.
 func (r *Reader) Close() error {
 	r.closeOnce.Do(func() {

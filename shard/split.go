@@ -15,6 +15,7 @@ import (
 
 	"github.com/polyhedral/cpm/internal/rng"
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -230,7 +231,7 @@ func inputErr(in string, err error) error {
 }
 
 // checkRow refuses a row LIBSVM text cannot hold, with the sentinels of
-// reader.Writer. Rows read from LIBSVM text always pass.
+// libsvm.Writer. Rows read from LIBSVM text always pass.
 func checkRow(label float32, x sparsevec.Vector) error {
 	if math.IsNaN(float64(label)) || math.IsInf(float64(label), 0) {
 		return fmt.Errorf("%w: label %v", reader.ErrNonFinite, label)
@@ -331,7 +332,7 @@ type sink interface {
 // configured zstd level.
 type textSink struct {
 	out *reader.OutputFile
-	w   *reader.Writer
+	w   *libsvm.Writer
 }
 
 func (t *textSink) add(label float32, x sparsevec.Vector) error { return t.w.Write(label, x) }
@@ -398,7 +399,7 @@ func (s *splitter) createSink(path string) (sink, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &textSink{out: out, w: reader.NewWriter(out)}, nil
+		return &textSink{out: out, w: libsvm.NewWriter(out)}, nil
 	}
 	w, err := reader.CreateBlocks(path, reader.WithBatchRows(s.cfg.BlockRows))
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -139,7 +139,7 @@ func (d Dataset) Generate(dst *sparsevec.CSR, n int, seed uint64) {
 }
 
 // Write writes the n rows Generate(dst, n, seed) would append to w as LIBSVM
-// text (reader.Writer), generating them 4096 at a time so memory does not
+// text (libsvm.Writer), generating them 4096 at a time so memory does not
 // grow with n. It returns the first error of w.
 //
 // Write panics if n < 0 or a halfspace of d.Region does not have d.Dim
@@ -149,7 +149,7 @@ func (d Dataset) Write(w io.Writer, n int, seed uint64) error {
 		panic("synth: Write with n < 0")
 	}
 	g := d.generator(seed)
-	out := reader.NewWriter(w)
+	out := libsvm.NewWriter(w)
 	var blk sparsevec.CSR
 	for n > 0 {
 		m := min(n, blockRows)

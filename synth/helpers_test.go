@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/libsvm"
 )
 
 // glyphs are polylines, in pixel coordinates (x = column, y = row) of a
@@ -117,12 +117,12 @@ func writeMNISTDir(t testing.TB, d *Digits, side int) string {
 	return dir
 }
 
-// textOf formats rows lo..hi-1 of src one at a time with a reader.Writer:
+// textOf formats rows lo..hi-1 of src one at a time with a libsvm.Writer:
 // the reference for WriteStream.
 func textOf(t testing.TB, src Source, lo, hi int64) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	w := reader.NewWriter(&b)
+	w := libsvm.NewWriter(&b)
 	rows := src.NewWorker()
 	for i := lo; i < hi; i++ {
 		y, x := rows.Row(i)

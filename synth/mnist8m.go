@@ -54,7 +54,7 @@ func (d *Digits) Image(i int) []uint8 {
 	return d.Pix[i*MNISTPixels : (i+1)*MNISTPixels : (i+1)*MNISTPixels]
 }
 
-// DigitsFromCSR turns rows decoded by reader.ReadIDX from 28×28 images back
+// DigitsFromCSR turns rows decoded by idx.Read from 28×28 images back
 // into pixels: the value p/255 at index 1+r·28+c is pixel p at (r, c). Rows
 // with an index above 784, a value that is not k/255 for an integer k in
 // 0..255, or a label that is not a digit are errors.
@@ -140,7 +140,7 @@ func checkIDXShape(path string) error {
 }
 
 // pixelValue[p] is the feature value of grey level p, float32(p)/255, as
-// reader.ReadIDX and LIBSVM's mnist files write it.
+// idx.Read and LIBSVM's mnist files write it.
 var pixelValue = func() (t [256]float32) {
 	for p := range t {
 		t[p] = float32(p) / 255
@@ -183,7 +183,7 @@ type MNIST8mConfig struct {
 //
 // Row i is made from image s = i mod N (N = 60,000 for MNIST) with
 // deformation number t = i div N; deformation 0 is the image itself, so rows
-// 0..N-1 are MNIST train as reader.ReadIDX reads it, and 8,100,000 rows are
+// 0..N-1 are MNIST train as idx.Read reads it, and 8,100,000 rows are
 // the original and 134 deformations of each image. Deformation t ≥ 1 is,
 // in this order:
 //

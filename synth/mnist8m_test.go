@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/idx"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -246,11 +246,11 @@ func TestMNIST8mRecognisable(t *testing.T) {
 }
 
 // Row i is image i mod N, deformation i div N; deformation 0 is the image as
-// reader.ReadIDX reads it; labels are digits or ±1 for mnist8m-2.
+// idx.Read reads it; labels are digits or ±1 for mnist8m-2.
 func TestMNIST8mRows(t *testing.T) {
 	d := testDigits(30, 3)
 	im, lb := idxFiles(d, MNISTSide)
-	want, err := reader.ReadIDX(bytes.NewReader(im), bytes.NewReader(lb), "images", "labels")
+	want, err := idx.Read(bytes.NewReader(im), bytes.NewReader(lb), "images", "labels")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +391,7 @@ func TestLoadMNIST(t *testing.T) {
 	}
 	bad := writeMNISTDir(t, d, MNISTSide)
 	os.WriteFile(filepath.Join(bad, MNISTTrainLabels), lb[:len(lb)-1], 0o644)
-	if _, err := LoadMNIST(bad); !errors.Is(err, reader.ErrIDXCount) && !errors.Is(err, reader.ErrIDXTruncated) {
+	if _, err := LoadMNIST(bad); !errors.Is(err, idx.ErrCount) && !errors.Is(err, idx.ErrTruncated) {
 		t.Errorf("LoadMNIST with a truncated label file: %v", err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -51,7 +51,7 @@ const defaultBlockRows = 1024
 // WriteStream writes rows 0..n-1 of src to w as LIBSVM text in row order.
 //
 // Rows are made in blocks of cfg.BlockRows by cfg.Workers goroutines, each
-// formatting its block with its own reader.Writer into a reusable buffer; the
+// formatting its block with its own libsvm.Writer into a reusable buffer; the
 // calling goroutine writes the buffers to w in block order. At most
 // 2·Workers+1 blocks are in flight (being made or waiting for their turn), so
 // memory stays bounded whatever n is, and the bytes written depend only on src
@@ -163,12 +163,12 @@ type streamSlot struct {
 type blockWriter struct {
 	rows Worker
 	sink appendSink
-	out  *reader.Writer
+	out  *libsvm.Writer
 }
 
 func newBlockWriter(rows Worker) *blockWriter {
 	bw := &blockWriter{rows: rows}
-	bw.out = reader.NewWriter(&bw.sink)
+	bw.out = libsvm.NewWriter(&bw.sink)
 	return bw
 }
 

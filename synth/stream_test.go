@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -77,7 +78,7 @@ func TestWriteStreamParses(t *testing.T) {
 		if err := WriteStream(context.Background(), &b, src, 300, StreamConfig{Workers: 2, BlockRows: 32}); err != nil {
 			t.Fatal(err)
 		}
-		m, err := reader.LoadReader(&b, name)
+		m, err := libsvm.LoadReader(&b, name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -110,7 +111,7 @@ func (f *fullWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// badSource makes a NaN value in row bad, which reader.Writer refuses.
+// badSource makes a NaN value in row bad, which libsvm.Writer refuses.
 type badSource struct{ bad int64 }
 
 func (badSource) Dim() int { return 1 }

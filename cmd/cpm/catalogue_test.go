@@ -30,6 +30,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/columnar"
+	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -242,7 +244,7 @@ func writeBlocks(t *testing.T, path string, m *sparsevec.CSR) {
 // writeCache writes m as a row cache of source.
 func writeCache(t *testing.T, path, source string, m *sparsevec.CSR) {
 	t.Helper()
-	w, err := reader.CreateCache(path, source)
+	w, err := rowcache.Create(path, source)
 	writeOnce(t, w, err, m)
 }
 
@@ -414,7 +416,7 @@ func TestCatalogueWrongMagic(t *testing.T) {
 		if code != 0 || !strings.Contains(errs, "rebuilding cache") {
 			t.Fatalf("exit %d, want the cache rebuilt:\n%s", code, errs)
 		}
-		if err := reader.CheckCache(cache, fx.good, addLimitFlags(flag.NewFlagSet("x", flag.ContinueOnError)).opts(context.Background())...); err != nil {
+		if err := rowcache.Check(cache, fx.good, addLimitFlags(flag.NewFlagSet("x", flag.ContinueOnError)).opts(context.Background())...); err != nil {
 			t.Errorf("rebuilt cache: %v", err)
 		}
 	})
@@ -776,7 +778,7 @@ func TestCatalogueNonFinite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := array.NewRecordBuilder(memory.NewGoAllocator(), reader.Schema())
+		b := array.NewRecordBuilder(memory.NewGoAllocator(), columnar.Schema())
 		defer b.Release()
 		lb := b.Field(1).(*array.ListBuilder)
 		sb := lb.ValueBuilder().(*array.StructBuilder)
@@ -793,7 +795,7 @@ func TestCatalogueNonFinite(t *testing.T) {
 		}
 		rec := b.NewRecord()
 		defer rec.Release()
-		w, err := ipc.NewFileWriter(f, ipc.WithSchema(reader.Schema()))
+		w, err := ipc.NewFileWriter(f, ipc.WithSchema(columnar.Schema()))
 		if err != nil {
 			t.Fatal(err)
 		}

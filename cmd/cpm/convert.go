@@ -13,6 +13,8 @@ import (
 
 	"github.com/polyhedral/cpm/internal/iocount"
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/libsvm"
+	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -225,7 +227,7 @@ func (o *oneBlock) Close() error           { return nil }
 // writer the tests give). Abort cannot take back what was written.
 type stdoutBlocks struct {
 	cw *iocount.Writer
-	w  *reader.Writer
+	w  *libsvm.Writer
 }
 
 func (s *stdoutBlocks) Write(b *sparsevec.CSR) error {
@@ -255,9 +257,9 @@ func convertOutput(ctx context.Context, out string, format reader.Format, source
 	switch {
 	case out == "-":
 		cw := &iocount.Writer{W: stdout}
-		return &stdoutBlocks{cw: cw, w: reader.NewWriter(cw)}, nil
+		return &stdoutBlocks{cw: cw, w: libsvm.NewWriter(cw)}, nil
 	case format == reader.Cache:
-		return reader.CreateCache(out, source, lim.opts(ctx)...)
+		return rowcache.Create(out, source, lim.opts(ctx)...)
 	}
 	return reader.CreateBlocks(out, reader.WithCompression(compression), reader.WithBatchRows(batchRows), reader.WithContext(ctx))
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/libsvm"
+	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -52,7 +54,7 @@ func convertReadBack(t *testing.T, path string) *sparsevec.CSR {
 	}
 	defer f.Close()
 	m := &sparsevec.CSR{}
-	s := reader.NewScanner(f, path)
+	s := libsvm.NewScanner(f, path)
 	for s.Scan() {
 		m.Append(s.Label(), s.Row())
 	}
@@ -410,7 +412,7 @@ func TestConvertCacheServesTrain(t *testing.T) {
 	if back := mustRun(t, "convert", idxCache, "-o", "-"); back != direct || direct == "" {
 		t.Errorf("idx -> cache -> LIBSVM gave %q, idx -> LIBSVM %q", back, direct)
 	}
-	if err := reader.CheckCache(idxCache, in); !errors.Is(err, reader.ErrCacheStale) {
-		t.Errorf("CheckCache of a cache without a source: %v, want ErrCacheStale", err)
+	if err := rowcache.Check(idxCache, in); !errors.Is(err, rowcache.ErrStale) {
+		t.Errorf("rowcache.Check of a cache without a source: %v, want rowcache.ErrStale", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/polyhedral/cpm/input"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/shard"
 	"github.com/polyhedral/cpm/synth"
@@ -189,8 +190,8 @@ func TestExitStatusClassification(t *testing.T) {
 		{&reader.ParseError{Path: "x", Line: 9, Err: pathErr}, exitIO}, // a read error positioned at a line
 		{&reader.RowError{Path: "x", Row: 3, Column: "features", Err: reader.ErrUnsorted}, exitBadInput},
 		{&reader.SchemaError{Path: "x", Column: "label", Msg: "type int64"}, exitBadInput},
-		{&reader.CacheError{Path: "x", Offset: 8, Err: reader.ErrCorrupt}, exitBadInput},
-		{&reader.CacheError{Path: "x", Offset: 8, Err: pathErr}, exitIO},
+		{&rowcache.Error{Path: "x", Offset: 8, Err: reader.ErrCorrupt}, exitBadInput},
+		{&rowcache.Error{Path: "x", Offset: 8, Err: pathErr}, exitIO},
 		{&reader.RowError{Path: "x", Row: 1, Column: "label", Err: fmt.Errorf("%w: label", reader.ErrNull)}, exitBadInput},
 		{fmt.Errorf("shard 2: %w", &reader.ParseError{Path: "x", Line: 1, Col: 9, Err: reader.ErrIndexRange}), exitBadInput},
 		{fmt.Errorf("x.parquet: row group 1: %w: %w", reader.ErrCorrupt, pathErr), exitBadInput}, // corrupt before I/O

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/polyhedral/cpm/internal/atomicfile"
-	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/rowcache"
 )
 
 // outputPath is one output of a command, for checkOutputs.
@@ -75,9 +75,9 @@ func fileKey(path string) (key string, ok bool) {
 }
 
 // cacheRules are the rules of a --cache output: an existing file there
-// must be a cpm cache (reader.CacheReplaceable).
+// must be a cpm cache (rowcache.Replaceable).
 func cacheRules() []atomicfile.Option {
-	return []atomicfile.Option{atomicfile.ReplaceOnly(reader.CacheReplaceable)}
+	return []atomicfile.Option{atomicfile.ReplaceOnly(rowcache.Replaceable)}
 }
 
 // checkInputs checks, before any work, that the named input files exist

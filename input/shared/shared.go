@@ -19,7 +19,7 @@ import (
 
 // sharedWindow is the most blocks a shared pass holds for its slowest
 // consumer. It stays below reader.StreamBlocks so that the source (a
-// reader.Stream or a cache reader, which own reader.StreamBlocks blocks)
+// libsvm.Stream or a cache reader, which own reader.StreamBlocks blocks)
 // always has one to fill.
 const sharedWindow = reader.StreamBlocks - 1
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/reader/idx"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -116,7 +117,7 @@ func TestReadIDXErrors(t *testing.T) {
 			}
 			var ie *idx.Error
 			if !errors.As(err, &ie) {
-				t.Fatalf("err %T is not an *IDXError", err)
+				t.Fatalf("err %T is not an *Error", err)
 			}
 			if ie.Name != tt.file || ie.Offset != tt.offset {
 				t.Errorf("error at %s offset %d, want %s offset %d (%v)", ie.Name, ie.Offset, tt.file, tt.offset, err)
@@ -138,7 +139,7 @@ func TestReadIDXHostileHeader(t *testing.T) {
 	_, err := idx.Read(bytes.NewReader(idxImages(n, 1024, 1024, nil)), bytes.NewReader(labels), "img", "lab")
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, idx.ErrTruncated) {
-		t.Fatalf("err = %v, want ErrIDXTruncated", err)
+		t.Fatalf("err = %v, want ErrTruncated", err)
 	}
 	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
 		t.Errorf("allocated %d bytes on a 100-byte input", got)
@@ -232,7 +233,7 @@ func TestLoadIDXCompressed(t *testing.T) {
 		}
 	}
 
-	// A damaged CRC is caught because ReadIDX reads to EOF.
+	// A damaged CRC is caught because Read reads to EOF.
 	b, _ := os.ReadFile(gzI)
 	b[len(b)-8] ^= 0xff
 	bad := filepath.Join(dir, "bad.gz")
@@ -279,7 +280,7 @@ func BenchmarkReadIDX(b *testing.B) {
 	}
 }
 
-// FuzzReadIDX feeds arbitrary bytes to ReadIDX. Decoding must not panic, and
+// FuzzReadIDX feeds arbitrary bytes to Read. Decoding must not panic, and
 // whatever decodes must be a valid CSR that survives a LIBSVM round trip
 // through Writer and Scanner unchanged.
 func FuzzReadIDX(f *testing.F) {
@@ -307,7 +308,7 @@ func FuzzReadIDX(f *testing.F) {
 			}
 		}
 		var buf bytes.Buffer
-		w := reader.NewWriter(&buf)
+		w := libsvm.NewWriter(&buf)
 		for r := range m.Rows() {
 			if err := w.Write(m.Labels[r], m.Row(r)); err != nil {
 				t.Fatal(err)
@@ -317,7 +318,7 @@ func FuzzReadIDX(f *testing.F) {
 			t.Fatal(err)
 		}
 		back := &sparsevec.CSR{}
-		s := reader.NewScanner(&buf, "fuzz")
+		s := libsvm.NewScanner(&buf, "fuzz")
 		for s.Scan() {
 			back.Append(s.Label(), s.Row())
 		}

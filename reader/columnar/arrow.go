@@ -1,0 +1,504 @@
+package columnar
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/polyhedral/cpm/reader/internal/colguard"
+	"github.com/polyhedral/cpm/reader/internal/core"
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// Names and types of the columnar schema (see the package documentation).
+const (
+	labelColumn    = core.LabelColumn
+	featuresColumn = core.FeaturesColumn
+	indexField     = "index"
+	valueField     = "value"
+
+	wantLabelType    = "float32"
+	wantFeaturesType = "list<struct<index: uint32, value: float32>>"
+)
+
+// MaxBatchNNZ is the largest number of nonzeros in one Arrow record batch or
+// Parquet row group that this package reads or writes: list offsets are
+// int32, so a batch holds fewer than 2^31-1 nonzeros.
+const MaxBatchNNZ = math.MaxInt32 - 1
+
+// Schema returns the Arrow schema of the sparse rows that CreateBlocks
+// writes: label float32 and features list<item: struct<index: uint32,
+// value: float32>>, nothing nullable.
+func Schema() *arrow.Schema { return rowSchema }
+
+var (
+	entryType = arrow.StructOf(
+		arrow.Field{Name: indexField, Type: arrow.PrimitiveTypes.Uint32},
+		arrow.Field{Name: valueField, Type: arrow.PrimitiveTypes.Float32},
+	)
+	featuresType = arrow.ListOfNonNullable(entryType)
+	rowSchema    = arrow.NewSchema([]arrow.Field{
+		{Name: labelColumn, Type: arrow.PrimitiveTypes.Float32},
+		{Name: featuresColumn, Type: featuresType},
+	}, nil)
+)
+
+// checkSchema reports whether s is the schema of the package
+// documentation. Declared nullability is not checked; nulls in the data
+// are (see toCSR).
+func checkSchema(path string, s *arrow.Schema) error {
+	if s == nil {
+		return fmt.Errorf("%s: no schema: %w", path, core.ErrCorrupt)
+	}
+	fields := s.Fields()
+	want := []string{labelColumn, featuresColumn}
+	for i, name := range want {
+		j := -1
+		for k, f := range fields {
+			if f.Name == name {
+				j = k
+				break
+			}
+		}
+		switch {
+		case j < 0:
+			return &core.SchemaError{Path: path, Column: name, Msg: "missing; want the columns label: " + wantLabelType + " and features: " + wantFeaturesType}
+		case j != i:
+			return &core.SchemaError{Path: path, Column: name, Msg: fmt.Sprintf("is column %d, want column %d (label first, then features)", j+1, i+1)}
+		}
+	}
+	if len(fields) > len(want) {
+		return &core.SchemaError{Path: path, Column: fields[len(want)].Name, Msg: "unexpected column; want only label and features"}
+	}
+	if t := fields[0].Type; t.ID() != arrow.FLOAT32 {
+		return &core.SchemaError{Path: path, Column: labelColumn, Msg: "type " + t.String() + ", want " + wantLabelType}
+	}
+	bad := func() error {
+		return &core.SchemaError{Path: path, Column: featuresColumn, Msg: "type " + fields[1].Type.String() + ", want " + wantFeaturesType}
+	}
+	lt, ok := fields[1].Type.(*arrow.ListType)
+	if !ok || lt.ID() != arrow.LIST {
+		return bad()
+	}
+	st, ok := lt.Elem().(*arrow.StructType)
+	if !ok || st.NumFields() != 2 {
+		return bad()
+	}
+	for _, f := range []struct {
+		name string
+		id   arrow.Type
+	}{{indexField, arrow.UINT32}, {valueField, arrow.FLOAT32}} {
+		i, ok := st.FieldIdx(f.name)
+		if !ok || st.Field(i).Type.ID() != f.id {
+			return bad()
+		}
+	}
+	return nil
+}
+
+// recordSource yields the record batches of a file in order. next returns
+// a record the caller must Release, or io.EOF after the last. It may
+// panic on corrupt input; blocks recovers. pos names the batch last
+// asked for in error messages, e.g. "record batch 3".
+type recordSource interface {
+	next() (arrow.Record, error)
+	pos() string
+	close() error
+}
+
+// heldBlock is a block handed out by blocks.Next with the record it aliases.
+type heldBlock struct {
+	blk *sparsevec.CSR
+	rec arrow.Record
+}
+
+// blocks is the BlockReader of the Arrow IPC and Parquet formats: each
+// record batch becomes one block that aliases the batch's buffers.
+type blocks struct {
+	path     string
+	maxIndex uint32
+
+	mu     sync.Mutex // serialises Next and Close
+	src    recordSource
+	rows   int64 // rows handed out so far
+	held   []heldBlock
+	free   []*sparsevec.CSR
+	err    error
+	closed bool
+	cerr   error
+}
+
+var _ core.BlockReader = (*blocks)(nil)
+
+func newBlocks(path string, src recordSource, opt core.Options) *blocks {
+	return &blocks{path: path, src: src, maxIndex: opt.MaxIndex}
+}
+
+// Next returns the next record batch as a block, or io.EOF after the last.
+// Batches without rows are skipped. The block aliases the batch's buffers:
+// Labels, Idx and Val are the Arrow arrays themselves (no copy), Ptr is the
+// list offsets converted to int. It stays valid until Release. At most
+// StreamBlocks blocks may be held at once; Next returns ErrBlocksHeld,
+// without reading, when the caller holds that many. Errors are sticky:
+// *SchemaError, *RowError with the absolute row, or an error wrapping
+// ErrCorrupt for a truncated or corrupt file.
+func (b *blocks) Next() (*sparsevec.CSR, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err != nil {
+		return nil, b.err
+	}
+	if b.closed {
+		b.err = core.ErrClosed
+		return nil, b.err
+	}
+	if len(b.held) >= core.StreamBlocks {
+		return nil, core.ErrBlocksHeld
+	}
+	for {
+		rec, err := b.read()
+		if err != nil {
+			b.err = err
+			return nil, err
+		}
+		if rec.NumRows() == 0 {
+			rec.Release()
+			continue
+		}
+		var blk *sparsevec.CSR
+		if n := len(b.free); n > 0 {
+			blk, b.free = b.free[n-1], b.free[:n-1]
+		} else {
+			blk = new(sparsevec.CSR)
+		}
+		if err := b.fill(blk, rec); err != nil {
+			rec.Release()
+			b.free = append(b.free, clearBlock(blk))
+			b.err = err
+			return nil, err
+		}
+		b.rows += int64(blk.Rows())
+		b.held = append(b.held, heldBlock{blk, rec})
+		return blk, nil
+	}
+}
+
+// read gets the next record from the source, turning a panic of the
+// Arrow library into an error: a byte flipped in an Arrow file
+// (TestArrowCorrupt/.arrow/none, byte 5376 of 5610) makes arrow-go v18 slice
+// out of range.
+func (b *blocks) read() (rec arrow.Record, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			rec, err = nil, b.corrupt(fmt.Errorf("%v", p))
+		}
+	}()
+	rec, err = b.src.next()
+	switch {
+	case err == io.EOF:
+		return nil, io.EOF
+	case err != nil:
+		return nil, b.corrupt(err)
+	case rec == nil:
+		return nil, b.corrupt(errors.New("no record"))
+	}
+	return rec, nil
+}
+
+// corrupt wraps err, an error of the Arrow or Parquet library, so that it
+// names the file and batch and matches ErrCorrupt.
+func (b *blocks) corrupt(err error) error {
+	return fmt.Errorf("%s: %s: %w: %w", b.path, b.src.pos(), core.ErrCorrupt, err)
+}
+
+// fill points blk at the arrays of rec and validates its rows.
+func (b *blocks) fill(blk *sparsevec.CSR, rec arrow.Record) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = b.corrupt(fmt.Errorf("%v", p))
+		}
+	}()
+	if err := checkSchema(b.path, rec.Schema()); err != nil {
+		return err
+	}
+	n := int(rec.NumRows())
+	labels, ok1 := rec.Column(0).(*array.Float32)
+	feats, ok2 := rec.Column(1).(*array.List)
+	if !ok1 || !ok2 || labels.Len() != n || feats.Len() != n {
+		return b.corrupt(errors.New("column lengths differ from the batch's row count"))
+	}
+	if r, ok := firstNull(labels, 0, n); ok {
+		return b.rowErr(r, labelColumn, fmt.Errorf("%w: label", core.ErrNull))
+	}
+	if r, ok := firstNull(feats, 0, n); ok {
+		return b.rowErr(r, featuresColumn, fmt.Errorf("%w: feature list", core.ErrNull))
+	}
+	off := feats.Data().Offset()
+	all := feats.Offsets()
+	if off < 0 || len(all) < off+n+1 {
+		return b.corrupt(fmt.Errorf("list offsets buffer holds %d entries, want %d", len(all), off+n+1))
+	}
+	o := all[off : off+n+1]
+	st, ok := feats.ListValues().(*array.Struct)
+	if !ok {
+		return b.corrupt(errors.New("list values are not a struct array"))
+	}
+	stt := st.DataType().(*arrow.StructType)
+	ii, _ := stt.FieldIdx(indexField)
+	vi, _ := stt.FieldIdx(valueField)
+	idxArr, ok1 := st.Field(ii).(*array.Uint32)
+	valArr, ok2 := st.Field(vi).(*array.Float32)
+	if !ok1 || !ok2 {
+		return b.corrupt(errors.New("struct children of the wrong type"))
+	}
+	idx, val := idxArr.Uint32Values(), valArr.Float32Values()
+
+	// Offsets: non-negative, ascending, within the children.
+	lo, hi := o[0], o[n]
+	if lo < 0 || hi < lo || int(hi) > len(idx) || int(hi) > len(val) || int(hi) > st.Len() {
+		return b.corrupt(fmt.Errorf("list offsets [%d, %d] outside the %d list elements", lo, hi, min(len(idx), len(val), st.Len())))
+	}
+	if int64(hi)-int64(lo) > MaxBatchNNZ {
+		return b.corrupt(fmt.Errorf("batch of %d nonzeros exceeds %d", int64(hi)-int64(lo), MaxBatchNNZ))
+	}
+	ptr := blk.Ptr[:0]
+	if cap(ptr) < n+1 {
+		ptr = make([]int, 0, n+1)
+	}
+	ptr = ptr[:n+1]
+	prev := lo
+	for r, p := range o {
+		if p < prev || p > hi {
+			return b.corrupt(fmt.Errorf("list offsets not ascending at row %d", b.rows+int64(r)))
+		}
+		ptr[r] = int(p - lo)
+		prev = p
+	}
+	blk.Ptr = ptr
+
+	// Nulls inside the lists, reported at their row.
+	for _, c := range []struct {
+		a    arrow.Array
+		what string
+	}{{st, "list element"}, {idxArr, "index"}, {valArr, "value"}} {
+		if k, ok := firstNull(c.a, int(lo), int(hi)); ok {
+			return b.rowErr(core.RowOf(ptr, k-int(lo)), featuresColumn, fmt.Errorf("%w: %s", core.ErrNull, c.what))
+		}
+	}
+
+	blk.Labels = labels.Float32Values()[:n:n]
+	blk.Idx = idx[lo:hi:hi]
+	blk.Val = val[lo:hi:hi]
+	dim, row, col, err := core.CheckRows(blk.Labels, blk.Ptr, blk.Idx, blk.Val, b.maxIndex)
+	if err != nil {
+		return b.rowErr(row, col, err)
+	}
+	blk.Dim = dim
+	return nil
+}
+
+// rowErr positions err at row r (0-based) of the current batch.
+func (b *blocks) rowErr(r int, col string, err error) error {
+	return &core.RowError{Path: b.path, Row: b.rows + int64(r) + 1, Column: col, Err: err}
+}
+
+// Release gives back a block returned by Next and releases the record
+// batch it aliases. The caller must not use b afterwards. It panics if blk
+// is not a block the caller holds.
+func (b *blocks) Release(blk *sparsevec.CSR) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i := slices.IndexFunc(b.held, func(h heldBlock) bool { return h.blk == blk })
+	if i < 0 {
+		panic(core.NotHeld)
+	}
+	b.held[i].rec.Release()
+	b.held = slices.Delete(b.held, i, i+1)
+	b.free = append(b.free, clearBlock(blk))
+}
+
+// clearBlock drops blk's references to Arrow memory, keeping Ptr for reuse.
+func clearBlock(blk *sparsevec.CSR) *sparsevec.CSR {
+	*blk = sparsevec.CSR{Ptr: blk.Ptr[:0]}
+	return blk
+}
+
+// Close closes the file. Blocks the caller holds stay valid until
+// released. Next returns ErrClosed afterwards. Close may be called more
+// than once; it waits for a Next in progress.
+func (b *blocks) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.closed {
+		b.closed = true
+		b.cerr = b.src.close()
+	}
+	return b.cerr
+}
+
+// firstNull returns the first null position in [lo, hi) of a, if any. An
+// array that claims nulls but has no validity bitmap is all null.
+func firstNull(a arrow.Array, lo, hi int) (int, bool) {
+	if lo >= hi {
+		return 0, false
+	}
+	bm := a.NullBitmapBytes()
+	if len(bm) == 0 {
+		return lo, a.NullN() > 0
+	}
+	off := a.Data().Offset()
+	if bitutil.CountSetBits(bm, off+lo, hi-lo) == hi-lo {
+		return 0, false
+	}
+	for k := lo; k < hi; k++ {
+		if !bitutil.BitIsSet(bm, off+k) {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// OpenArrow opens the Arrow IPC file (stream false) or stream (stream true)
+// at path and returns a BlockReader handing out its record batches, one
+// block each (see the package documentation). WithMaxIndex and WithOpener
+// apply.
+func OpenArrow(path string, stream bool, opts ...core.Option) (core.BlockReader, error) {
+	return openArrowBlocks(path, stream, core.BuildOptions(opts))
+}
+
+// openArrowBlocks is OpenArrow with the options built.
+func openArrowBlocks(path string, stream bool, opt core.Options) (br core.BlockReader, err error) {
+	fh, err := opt.OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
+	size := fi.Size()
+	limit := readLimit(size)
+	defer func() {
+		if p := recover(); p != nil {
+			fh.Close()
+			br, err = nil, fmt.Errorf("%s: %w: %v", path, core.ErrCorrupt, p)
+		}
+	}()
+	var src recordSource
+	var schema *arrow.Schema
+	if !stream {
+		dicts, records, err := colguard.CheckFooter(fh, size)
+		var w colguard.WindowReader
+		for i := 0; err == nil && i < len(dicts); i++ {
+			if err = colguard.CheckFileMessage(fh, dicts[i], &w, limit); err != nil {
+				err = fmt.Errorf("dictionary batch %d: %w", i, err)
+			}
+		}
+		if err != nil {
+			fh.Close()
+			return nil, fmt.Errorf("%s: %w: %w", path, core.ErrCorrupt, err)
+		}
+		r, err := ipc.NewFileReader(fh)
+		if err != nil {
+			fh.Close()
+			return nil, fmt.Errorf("%s: %w: %w", path, core.ErrCorrupt, err)
+		}
+		src, schema = &ipcFileSource{f: fh, r: r, blocks: records, limit: limit}, r.Schema()
+	} else {
+		msgs := colguard.NewStreamMessages(bufio.NewReaderSize(fh, 64<<10), size, limit)
+		r, err := ipc.NewReaderFromMessageReader(msgs)
+		if err != nil {
+			fh.Close()
+			return nil, fmt.Errorf("%s: %w: %w", path, core.ErrCorrupt, err)
+		}
+		src, schema = &ipcStreamSource{f: fh, r: r}, r.Schema()
+	}
+	if err := checkSchema(path, schema); err != nil {
+		src.close()
+		return nil, err
+	}
+	return newBlocks(path, src, opt), nil
+}
+
+// ipcFileSource reads the record batches of an Arrow IPC file, checking
+// each one's compressed buffers (colguard.CheckFileMessage) before the library
+// reads it.
+type ipcFileSource struct {
+	f      *os.File
+	r      *ipc.FileReader
+	i      int
+	blocks []colguard.Block // the record batches, as colguard.CheckFooter read them
+	w      colguard.WindowReader
+	limit  int
+}
+
+func (s *ipcFileSource) next() (arrow.Record, error) {
+	if s.i >= s.r.NumRecords() {
+		return nil, io.EOF
+	}
+	s.i++
+	if s.i > len(s.blocks) { // not expected: the library read the footer colguard.CheckFooter skipped
+		return nil, fmt.Errorf("footer lists %d record batches, the library %d", len(s.blocks), s.r.NumRecords())
+	}
+	if err := colguard.CheckFileMessage(s.f, s.blocks[s.i-1], &s.w, s.limit); err != nil {
+		return nil, err
+	}
+	return s.r.RecordAt(s.i - 1)
+}
+
+func (s *ipcFileSource) pos() string { return "record batch " + strconv.Itoa(s.i) }
+
+func (s *ipcFileSource) close() error {
+	s.r.Close()
+	return s.f.Close()
+}
+
+// ipcStreamSource reads the record batches of an Arrow IPC stream.
+type ipcStreamSource struct {
+	f *os.File
+	r *ipc.Reader
+	i int
+}
+
+func (s *ipcStreamSource) pos() string { return "record batch " + strconv.Itoa(s.i) }
+
+func (s *ipcStreamSource) next() (arrow.Record, error) {
+	s.i++
+	if !s.r.Next() {
+		if err := s.r.Err(); err != nil {
+			return nil, err
+		}
+		return nil, io.EOF
+	}
+	rec := s.r.Record()
+	rec.Retain()
+	return rec, nil
+}
+
+func (s *ipcStreamSource) close() error {
+	s.r.Release()
+	return s.f.Close()
+}
+
+// allocFloor is the smallest value of readLimit; a variable so that tests
+// of corrupt input can lower it.
+var allocFloor int64 = 1 << 30
+
+// readLimit bounds what the checks of a file of fileSize bytes let one
+// buffer or page decode to: allocFloor (1 GiB) or 1024 times the file size,
+// whichever is larger. A buffer can exceed the file only by decompression.
+func readLimit(fileSize int64) int {
+	return int(max(allocFloor, min(fileSize, math.MaxInt32)*1024))
+}

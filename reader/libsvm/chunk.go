@@ -1,0 +1,339 @@
+package libsvm
+
+import (
+	"bytes"
+	"context"
+	"io"
+
+	"github.com/polyhedral/cpm/reader/internal/core"
+	"github.com/polyhedral/cpm/sparsevec"
+	"golang.org/x/sync/errgroup"
+)
+
+// The chunk pipeline behind Load and Stream:
+//
+//	read (1 goroutine) ──work──▶ parse (N goroutines) ──done──▶ nextChunk (caller)
+//	      ▲                                                          │
+//	      └───────────────────────── free ◀── recycle ◀──────────────┘
+//
+// The reader cuts the input into chunks of whole lines; parsers turn each
+// chunk into a CSR block, counting its lines; nextChunk puts the chunks back
+// in file order and turns line numbers relative to a chunk into absolute
+// ones. A fixed set of chunks circulates, so memory is bounded and no
+// channel carries more than one value per chunk.
+
+// chunk is one piece of input and, once parsed, its rows.
+type chunk struct {
+	seq  int
+	last bool   // no chunk follows
+	buf  []byte // owned and reused
+	data []byte // whole lines of buf; only the last chunk's may lack '\n'
+	// tail is a read error or ErrLineTooLong met just after data; it is
+	// reported at the line after data unless a parse error comes first.
+	tail *core.ParseError
+
+	blk   sparsevec.CSR    // rows of data
+	lines int              // lines in data
+	err   *core.ParseError // first error, Line relative to the chunk
+}
+
+// pipeline runs the goroutines. nextChunk and recycle are for one consumer
+// goroutine; stop may be called from any.
+type pipeline struct {
+	r    io.Reader
+	path string
+	opt  core.Options
+
+	free chan *chunk
+	work chan *chunk
+	done chan *chunk
+
+	parent context.Context // WithContext's, or Background
+	ctx    context.Context
+	cancel context.CancelFunc
+	g      *errgroup.Group
+
+	pending []*chunk // ring indexed by seq % len: out-of-order chunks
+	next    int      // seq of the next chunk to hand out
+	base    int      // lines before chunk next
+	ended   bool
+}
+
+// startPipeline starts reading and parsing r.
+func startPipeline(r io.Reader, path string, opt core.Options) *pipeline {
+	k := 2*opt.Workers + 2 // chunks in flight
+	parent := opt.Ctx
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithCancel(parent)
+	g, gctx := errgroup.WithContext(ctx)
+	p := &pipeline{
+		r: r, path: path, opt: opt,
+		free:    make(chan *chunk, k),
+		work:    make(chan *chunk, k),
+		done:    make(chan *chunk, k),
+		parent:  parent,
+		ctx:     gctx,
+		cancel:  cancel,
+		g:       g,
+		pending: make([]*chunk, k),
+	}
+	for range k {
+		p.free <- new(chunk)
+	}
+	g.Go(p.read)
+	for range opt.Workers {
+		g.Go(p.parse)
+	}
+	return p
+}
+
+// nextChunk returns the next chunk in file order; the caller gives it back
+// with recycle. After the chunk marked last it returns nil, nil. When the
+// chunk holds the first error in file order, nextChunk returns it too, with
+// the error's absolute line; the chunk's block holds the rows before the
+// error, and no chunk follows. Once the pipeline is stopped it returns
+// stopErr.
+func (p *pipeline) nextChunk() (*chunk, error) {
+	if p.ended {
+		return nil, nil
+	}
+	k := len(p.pending)
+	for {
+		if c := p.pending[p.next%k]; c != nil {
+			p.pending[p.next%k] = nil
+			p.next++
+			if c.err != nil {
+				p.ended = true
+				e := *c.err
+				e.Line += p.base
+				return c, &e
+			}
+			p.base += c.lines
+			p.ended = c.last
+			return c, nil
+		}
+		select {
+		case c := <-p.done:
+			p.pending[c.seq%k] = c
+		case <-p.ctx.Done():
+			p.ended = true
+			return nil, p.stopErr()
+		}
+	}
+}
+
+// recycle gives a chunk handed out by nextChunk back to the reader.
+func (p *pipeline) recycle(c *chunk) {
+	p.free <- c // never blocks: free holds every chunk
+}
+
+// stopErr is the error of a stopped pipeline: the error of the WithContext
+// context if that was cancelled, else errStopped.
+func (p *pipeline) stopErr() error {
+	if err := p.parent.Err(); err != nil {
+		return err
+	}
+	return core.ErrStopped
+}
+
+// stop cancels the goroutines and waits for them to end. Safe to call more
+// than once and from any goroutine.
+func (p *pipeline) stop() {
+	p.cancel()
+	p.g.Wait()
+}
+
+// read is the reading goroutine: it fills chunks with whole lines.
+func (p *pipeline) read() error {
+	defer close(p.work)
+	maxLine := p.opt.MaxLineBytes
+	var carry []byte // the partial line after the last '\n' of a chunk
+	empties := 0
+	for seq := 0; ; seq++ {
+		var c *chunk
+		select {
+		case c = <-p.free:
+		case <-p.ctx.Done():
+			return p.ctx.Err()
+		}
+		c.seq, c.last, c.data, c.tail = seq, false, nil, nil
+		size := max(p.opt.ChunkBytes, len(carry))
+		if cap(c.buf) < size || cap(c.buf) > 2*size {
+			c.buf = make([]byte, size)
+		}
+		buf := c.buf[:cap(c.buf)]
+		n := copy(buf, carry)
+		carry = carry[:0]
+		if cap(carry) > p.opt.ChunkBytes {
+			carry = nil // the tail of a long line: do not keep its room
+		}
+		var rerr error
+		for {
+			for n < len(buf) && rerr == nil {
+				m, err := p.r.Read(buf[n:])
+				if m < 0 || m > len(buf)-n {
+					m, err = 0, core.ErrBadRead
+				}
+				n += m
+				rerr = err
+				if m > 0 {
+					empties = 0
+				} else if empties++; empties >= 100 && rerr == nil {
+					rerr = io.ErrNoProgress
+				}
+			}
+			if rerr != nil {
+				break
+			}
+			if k := bytes.LastIndexByte(buf[:n], '\n'); k >= 0 {
+				c.data = buf[:k+1]
+				carry = append(carry, buf[k+1:n]...)
+				break
+			}
+			if n > maxLine {
+				c.last = true
+				c.tail = &core.ParseError{Path: p.path, Col: maxLine + 1, Err: core.LineTooLongError(maxLine)}
+				break
+			}
+			// A line longer than the buffer: grow, up to maxLine+1.
+			nb := make([]byte, growLine(len(buf), maxLine))
+			copy(nb, buf[:n])
+			buf = nb
+			c.buf = nb
+		}
+		switch {
+		case rerr == io.EOF:
+			c.last = true
+			c.data = buf[:n]
+		case rerr != nil:
+			c.last = true
+			c.data = buf[:bytes.LastIndexByte(buf[:n], '\n')+1]
+			c.tail = core.ReadError(p.path, 0, rerr).(*core.ParseError)
+		}
+		select {
+		case p.work <- c:
+		case <-p.ctx.Done():
+			return p.ctx.Err()
+		}
+		if c.last {
+			return nil
+		}
+	}
+}
+
+// parse is a parser goroutine.
+func (p *pipeline) parse() error {
+	lp := lineParser{maxIndex: p.opt.MaxIndex}
+	var d density
+	for {
+		select {
+		case c, ok := <-p.work:
+			if !ok {
+				return nil
+			}
+			d.reserve(&c.blk, len(c.data))
+			parseChunk(c, &lp, p.path, p.opt.MaxLineBytes)
+			d.observe(&c.blk, len(c.data))
+			select {
+			case p.done <- c:
+			case <-p.ctx.Done():
+				return p.ctx.Err()
+			}
+		case <-p.ctx.Done():
+			return p.ctx.Err()
+		}
+	}
+}
+
+// parseChunk parses c.data into c.blk, counting lines, and records the
+// first error with its line relative to the chunk.
+func parseChunk(c *chunk, lp *lineParser, path string, maxLine int) {
+	blk := &c.blk
+	blk.Reset()
+	c.err = nil
+	labels, ptr := blk.Labels, append(blk.Ptr, 0)
+	lp.idx, lp.val = blk.Idx, blk.Val
+	var maxIdx uint32
+	data := c.data
+	line := 0
+	for len(data) > 0 {
+		var l []byte
+		if k := bytes.IndexByte(data, '\n'); k >= 0 {
+			l, data = data[:k], data[k+1:]
+		} else {
+			l, data = data, nil
+		}
+		line++
+		if len(l) > maxLine {
+			c.err = &core.ParseError{Path: path, Line: line, Col: maxLine + 1, Err: core.LineTooLongError(maxLine)}
+			break
+		}
+		switch lp.parse(l) {
+		case lineRow:
+			labels = append(labels, lp.label)
+			if n := len(lp.idx); n > ptr[len(ptr)-1] {
+				maxIdx = max(maxIdx, lp.idx[n-1])
+			}
+			ptr = append(ptr, len(lp.idx))
+		case lineErr:
+			c.err = lp.parseError(path, line)
+		}
+		if c.err != nil {
+			break
+		}
+	}
+	if c.err == nil && c.tail != nil {
+		e := *c.tail
+		e.Line = line + 1
+		c.err = &e
+	}
+	blk.Labels, blk.Ptr, blk.Idx, blk.Val = labels, ptr, lp.idx, lp.val
+	if len(blk.Idx) > 0 {
+		blk.Dim = int(maxIdx) + 1
+	}
+	c.lines = line
+}
+
+// density tracks rows and nonzeros per input byte of the chunks a parser
+// has seen, to size the arrays of a block whose arrays were taken (Load
+// keeps them) so that they are allocated once rather than grown.
+type density struct {
+	rowsPerKB, nnzPerKB float64
+}
+
+// reserve gives blk room for about the rows and nonzeros of n bytes, plus
+// 1/16, if it has no arrays.
+func (d *density) reserve(blk *sparsevec.CSR, n int) {
+	if cap(blk.Idx) > 0 || d.nnzPerKB == 0 {
+		return
+	}
+	kb := float64(n) / 1024 * (1 + 1.0/16)
+	rows, nnz := int(kb*d.rowsPerKB)+16, int(kb*d.nnzPerKB)+64
+	blk.Labels = make([]float32, 0, rows)
+	blk.Ptr = make([]int, 0, rows+1)
+	blk.Idx = make([]uint32, 0, nnz)
+	blk.Val = make([]float32, 0, nnz)
+}
+
+// observe records the density of a parsed chunk of n bytes.
+func (d *density) observe(blk *sparsevec.CSR, n int) {
+	if n >= 4096 && blk.NNZ() > 0 {
+		d.rowsPerKB = float64(blk.Rows()) * 1024 / float64(n)
+		d.nnzPerKB = float64(blk.NNZ()) * 1024 / float64(n)
+	}
+}
+
+// growLine returns the next size of a line buffer of n bytes that a
+// partial line of at most maxLine bytes fills: twice n, but maxLine+1
+// straight away once that reaches maxLine, so that a buffer of maxLine
+// bytes is never copied into one of maxLine+1. Growing a buffer to its
+// limit L+1 thus allocates at most about 2L+1 bytes in all (L/2 + L/4 +
+// ... + L+1), and holds at most L/2 + L+1 at once, while it copies.
+func growLine(n, maxLine int) int {
+	if 2*n >= maxLine {
+		return maxLine + 1
+	}
+	return 2 * n
+}

@@ -1,0 +1,184 @@
+package libsvm
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+
+	"github.com/polyhedral/cpm/reader/internal/core"
+)
+
+// Detail errors wrap ErrSyntax to say which part failed.
+var (
+	errBadLabel = fmt.Errorf("%w: bad label", core.ErrSyntax)
+	errBadIndex = fmt.Errorf("%w: bad feature index", core.ErrSyntax)
+	errNoColon  = fmt.Errorf("%w: missing ':' in feature", core.ErrSyntax)
+	errBadValue = fmt.Errorf("%w: bad feature value", core.ErrSyntax)
+	errBadQID   = fmt.Errorf("%w: bad qid", core.ErrSyntax)
+	errNFLabel  = fmt.Errorf("%w label", core.ErrNonFinite)
+	errNFValue  = fmt.Errorf("%w value", core.ErrNonFinite)
+)
+
+// lineParser parses one LIBSVM line at a time, appending features to idx and
+// val. It keeps no per-line allocation: the caller owns and reuses idx and
+// val.
+type lineParser struct {
+	maxIndex uint32
+	idx      []uint32
+	val      []float32
+	label    float32
+
+	// Set when parse returns lineErr.
+	errCol int
+	errTok []byte
+	err    error
+}
+
+// Results of lineParser.parse.
+const (
+	lineErr   = -1 // p.err, p.errCol and p.errTok describe the error
+	lineEmpty = 0  // blank or comment-only line: no row
+	lineRow   = 1  // p.label holds the label, the features were appended
+)
+
+// parse parses line, which holds no '\n'. A '#' starts a comment that runs
+// to the end of the line, at the start of a token or glued to its end
+// ("1 1:2#c" is the row 1 1:2, "1#c" a row with no features); a '#' where a
+// value is due ("1 1:#") is a bad value. On lineRow the features have been
+// appended to p.idx and p.val. On lineErr p.idx and p.val are left as they
+// were before the call (the caller discards the row).
+func (p *lineParser) parse(line []byte) int {
+	n := len(line)
+	i := 0
+	for i < n && isSpace[line[i]] {
+		i++
+	}
+	if i == n || line[i] == '#' {
+		return lineEmpty
+	}
+
+	// Label.
+	tok := i
+	label, j, err := scanFloat(line, i)
+	if err != nil {
+		if err == core.ErrSyntax {
+			if bytes.IndexByte(line[tok:j], ':') >= 0 {
+				err = core.ErrNoLabel
+			} else {
+				err = errBadLabel
+			}
+		} else {
+			err = errNFLabel
+		}
+		return p.fail(line, tok, err)
+	}
+	p.label = label
+	i = j
+
+	idx, val := p.idx, p.val
+	maxIndex := uint64(p.maxIndex)
+	var prev uint64 // indices are >= 1, so 0 means none yet
+	first := true
+	for {
+		for i < n && isSpace[line[i]] {
+			i++
+		}
+		if i == n || line[i] == '#' {
+			break
+		}
+		tok = i
+
+		// Index: decimal digits, read again by bigIndex past 10.
+		var v uint64
+		var nd int
+		i, v, nd = scanDigits(line, i, 0, 0)
+		if nd > 10 {
+			v = bigIndex(line[tok:i])
+		}
+		if i == n || line[i] != ':' {
+			if first && bytes.HasPrefix(line[tok:], qidPrefix) {
+				if j, ok := skipQID(line, tok+len(qidPrefix)); ok {
+					first = false
+					i = j
+					continue
+				}
+				return p.fail(line, tok, errBadQID)
+			}
+			if i > tok && (i == n || isEnd[line[i]]) {
+				return p.fail(line, tok, errNoColon)
+			}
+			return p.fail(line, tok, errBadIndex)
+		}
+		first = false
+		if i == tok {
+			return p.fail(line, tok, errBadIndex)
+		}
+		i++ // ':'
+		switch {
+		case v == 0:
+			return p.fail(line, tok, core.ErrIndexZero)
+		case v > maxIndex:
+			return p.fail(line, tok, core.IndexRangeError(p.maxIndex))
+		case v == prev:
+			return p.fail(line, tok, core.ErrDuplicate)
+		case v < prev:
+			return p.fail(line, tok, core.ErrUnsorted)
+		}
+		prev = v
+
+		f, j, err := scanFloat(line, i)
+		if err != nil {
+			if err == core.ErrNonFinite {
+				return p.fail(line, tok, errNFValue)
+			}
+			return p.fail(line, tok, errBadValue)
+		}
+		i = j
+		idx = append(idx, uint32(v))
+		val = append(val, f)
+	}
+	p.idx, p.val = idx, val
+	return lineRow
+}
+
+// bigIndex returns the value of a run of more than 10 digits, leading zeros
+// aside, or MaxUint64 if it is out of range anyway.
+func bigIndex(digits []byte) uint64 {
+	for len(digits) > 1 && digits[0] == '0' {
+		digits = digits[1:]
+	}
+	if len(digits) > 10 {
+		return math.MaxUint64
+	}
+	_, v, _ := scanDigits(digits, 0, 0, 0)
+	return v
+}
+
+var qidPrefix = []byte("qid:")
+
+// skipQID checks the digits of "qid:N" starting at b[i] and returns the
+// index past them.
+func skipQID(b []byte, i int) (int, bool) {
+	start := i
+	for i < len(b) && b[i]-'0' <= 9 {
+		i++
+	}
+	return i, i > start && (i == len(b) || isEnd[b[i]])
+}
+
+// fail records an error on the token starting at line[tok].
+func (p *lineParser) fail(line []byte, tok int, err error) int {
+	end := tok
+	for end < len(line) && !isSpace[line[end]] {
+		end++
+	}
+	p.errCol = tok + 1
+	p.errTok = line[tok:end]
+	p.err = err
+	return lineErr
+}
+
+// parseError builds the *ParseError for the last lineErr.
+func (p *lineParser) parseError(path string, line int) *core.ParseError {
+	return &core.ParseError{Path: path, Line: line, Col: p.errCol, Near: core.NearText(p.errTok), Err: p.err}
+}
