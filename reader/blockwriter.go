@@ -26,7 +26,7 @@ func CreateBlocks(path string, opts ...core.Option) (core.BlockWriter, error) {
 	o := core.BuildOptions(opts)
 	switch FormatForOutput(path) {
 	case Cache:
-		return nil, fmt.Errorf("%s: CreateBlocks cannot write the binary cache; use CreateCache", path)
+		return nil, fmt.Errorf("%s: CreateBlocks cannot write the binary cache; use rowcache.Create", path)
 	case ArrowFile:
 		return columnar.CreateArrow(path, false, opts...)
 	case ArrowStream:

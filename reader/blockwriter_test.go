@@ -370,7 +370,7 @@ func TestCreateBlocksOptions(t *testing.T) {
 		{"parquet lz4", "a.parquet", "lz4", `compression "lz4"`},
 		{"parquet bogus", "a.parquet", "brotli9", `compression "brotli9"`},
 		{"libsvm with compression", "a.libsvm", "zstd", "by its extension"},
-		{"cache", "a.cpmcache", "", "use CreateCache"},
+		{"cache", "a.cpmcache", "", "use rowcache.Create"},
 		{"bz2", "a.libsvm.bz2", "", "bzip2"},
 	}
 	for _, tt := range tests {
