@@ -6,13 +6,22 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/polyhedral/cpm/reader/internal/core"
+	"github.com/polyhedral/cpm/reader/internal/readertest"
 	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// Shared test helpers (package readertest).
+var (
+	dimOf         = readertest.DimOf
+	equalCSR      = readertest.EqualCSR
+	mustNil       = readertest.MustNil
+	testRand      = readertest.Rand
+	writeTempFile = readertest.WriteTempFile
 )
 
 // createBlocks, openBlocks and load stand in for package reader's
@@ -107,9 +116,6 @@ func sampleCSR(rng *rand.Rand, rows int) *sparsevec.CSR {
 	return m
 }
 
-// testRand returns the seeded source of the tests.
-func testRand() *rand.Rand { return rand.New(rand.NewPCG(1, 1)) }
-
 // writeAll writes m with CreateBlocks in blocks of blockRows rows.
 func writeAll(t testing.TB, path string, m *sparsevec.CSR, blockRows int, opts ...core.Option) {
 	t.Helper()
@@ -128,29 +134,6 @@ func writeAll(t testing.TB, path string, m *sparsevec.CSR, blockRows int, opts .
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// equalCSR reports whether a and b hold the same rows, comparing floats
-// bit for bit (so -0 differs from 0).
-func equalCSR(a, b *sparsevec.CSR) bool {
-	if a.Rows() != b.Rows() || a.NNZ() != b.NNZ() || a.Dim != b.Dim {
-		return false
-	}
-	for r := range a.Rows() {
-		if math.Float32bits(a.Labels[r]) != math.Float32bits(b.Labels[r]) {
-			return false
-		}
-		x, y := a.Row(r), b.Row(r)
-		if len(x.Idx) != len(y.Idx) {
-			return false
-		}
-		for i := range x.Idx {
-			if x.Idx[i] != y.Idx[i] || math.Float32bits(x.Val[i]) != math.Float32bits(y.Val[i]) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // readAllBlocks reads every block of path with OpenBlocks into one CSR and
@@ -197,30 +180,5 @@ type wantRow struct {
 	val   []float32
 }
 
-func mustNil(err error) {
-	if err != nil {
-		panic(err)
-	}
-}
-
-// writeTempFile writes data to a new file in t's temp directory.
-func writeTempFile(t testing.TB, name string, data []byte) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // sampleLabels are labels with awkward bit patterns, -0 included.
 var sampleLabels = []float32{1, -1, 0, float32(math.Copysign(0, -1)), 2.5, 1e-45, math.MaxFloat32, -7}
-
-// dimOf computes a block's Dim the slow way.
-func dimOf(b *sparsevec.CSR) int {
-	d := 0
-	for _, j := range b.Idx {
-		d = max(d, int(j)+1)
-	}
-	return d
-}

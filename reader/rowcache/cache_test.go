@@ -5,7 +5,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,63 +15,17 @@ import (
 	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/reader/internal/core"
+	"github.com/polyhedral/cpm/reader/internal/readertest"
 	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// cacheRows returns seeded rows exercising every encoding path: MNIST-like
-// rows with few distinct values, rows with many distinct values (raw
-// encoding), empty rows, gaps above 127 (multi-byte varints), index
-// 4294967295 and explicit zeros.
-func cacheRows(rows int, seed uint64) *sparsevec.CSR {
-	rng := rand.New(rand.NewPCG(seed, 7))
-	m := &sparsevec.CSR{}
-	for r := range rows {
-		var x sparsevec.Vector
-		switch r % 5 {
-		case 0: // empty
-		case 1: // pixel-like values, small gaps
-			for j := uint32(1 + rng.IntN(5)); j < 784; j += uint32(1 + rng.IntN(9)) {
-				x.Idx = append(x.Idx, j)
-				x.Val = append(x.Val, float32(rng.IntN(256))/255)
-			}
-		case 2: // large gaps, arbitrary values
-			j := uint32(0)
-			for range 1 + rng.IntN(40) {
-				j += uint32(1 + rng.IntN(1<<20))
-				x.Idx = append(x.Idx, j)
-				x.Val = append(x.Val, float32(rng.NormFloat64()))
-			}
-		case 3: // extremes
-			x.Idx = []uint32{1, 2, math.MaxUint32}
-			x.Val = []float32{0, -math.MaxFloat32, math.SmallestNonzeroFloat32}
-		case 4: // binary features
-			for j := uint32(1); j < 3000; j += uint32(1 + rng.IntN(300)) {
-				x.Idx = append(x.Idx, j)
-				x.Val = append(x.Val, 1)
-			}
-		}
-		m.Append(float32(rng.IntN(3))-1, x)
-	}
-	return m
-}
-
-// blocksOf splits m into blocks of n rows.
-func blocksOf(m *sparsevec.CSR, n int) []*sparsevec.CSR {
-	var out []*sparsevec.CSR
-	for lo := 0; lo < m.Rows(); lo += n {
-		b := &sparsevec.CSR{}
-		core.AppendRows(b, m, lo, min(lo+n, m.Rows()))
-		for r := range b.Rows() {
-			if x := b.Row(r); len(x.Idx) > 0 {
-				b.Dim = max(b.Dim, int(x.MaxIndex())+1)
-			}
-		}
-		out = append(out, b)
-	}
-	return out
-}
+// Shared test helpers (package readertest).
+var (
+	blocksOf  = readertest.BlocksOf
+	cacheRows = readertest.CacheRows
+)
 
 func writeSource(t *testing.T, dir string) string {
 	t.Helper()
