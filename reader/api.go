@@ -10,7 +10,8 @@ import (
 
 // The types, errors and options that every format shares are defined in
 // reader/internal/core, which the format packages import; these are their
-// names for callers. Each is documented where it is defined.
+// names for callers, documented here, with the full detail (fields,
+// methods, the exact defaults) in reader/internal/core.
 
 // BlockReader hands out blocks of rows in file order: Next returns io.EOF
 // after the last block; a block stays valid and unmodified until it is given
