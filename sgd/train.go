@@ -117,24 +117,9 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 			return nil, fmt.Errorf("%s: checkpoints need in-memory training data", t.name)
 		}
 	}
-	start := int64(0)
-	if resume != nil {
-		// The checkpoint decoded whole; what remains to check is how it
-		// fits this run's polytope and rows, and a misfit is a malformed
-		// checkpoint (its fingerprint matched).
-		bad := func(err error) error {
-			return fmt.Errorf("%s: %w", t.name, &CheckpointError{Name: cfg.Checkpoint.Resume.name, Offset: -1, Err: fmt.Errorf("%w: %w", ErrCheckpointCorrupt, err)})
-		}
-		if want := t.initSteps + resume.Done; resume.T != want {
-			return nil, bad(fmt.Errorf("snapshot after %d steps has step counter %d, want %d", resume.Done, resume.T, want))
-		}
-		if err := p.restore(resume); err != nil {
-			return nil, bad(err)
-		}
-		if err := mem.restore(&resume.Src); err != nil {
-			return nil, bad(err)
-		}
-		start = resume.Done
+	start, err := t.resume(cfg, p, mem, resume)
+	if err != nil {
+		return nil, err
 	}
 	vs := newStopper(t.valid, cfg)
 	end := cfg.Iterations // lowered by early stopping
@@ -166,25 +151,12 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 			out.steps = done - start
 			return nil, err
 		}
-		for range n {
-			x, y, id, err := src.Next()
-			if err == nil && t.maxD > 0 {
-				if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= p.W.D {
-					if int(x.Idx[n-1]) >= t.maxD {
-						err = rowsError(cfg, t.tasks, t.maxD, x.Idx[n-1])
-					} else {
-						p.W.GrowMax(int(x.Idx[n-1])+1, t.maxD)
-					}
-				}
+		if err := t.steps(cfg, p, src, n); err != nil {
+			out.steps = done - start
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, cerr // the input stopped because training was cancelled
 			}
-			if err != nil {
-				out.steps = done - start
-				if cerr := ctx.Err(); cerr != nil {
-					return nil, cerr // the input stopped because training was cancelled
-				}
-				return nil, fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
-			}
-			p.Step(x, y == t.outer, id)
+			return nil, err
 		}
 		done += n
 		evaluated := vs != nil && vs.due(done, cfg.Iterations)
@@ -192,17 +164,7 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 			end, out.stopped = done, true
 		}
 		if cfg.Progress != nil && (done%every == 0 || done == end || evaluated) {
-			st := p.takeStats()
-			pr := Progress{Task: t.name, Step: done, Of: cfg.Iterations, Epoch: src.Epoch(), Entropy: p.asg.Entropy(), ValidError: math.NaN(), BestValidError: math.NaN()}
-			if st.Neg > 0 {
-				pr.NegLoss = st.NegLoss / float64(st.Neg)
-			}
-			if st.Pos > 0 {
-				pr.PosLoss = st.PosLoss / float64(st.Pos)
-			}
-			if st.Neg+st.Pos > 0 {
-				pr.Violation = float64(st.Updates) / float64(st.Neg+st.Pos)
-			}
+			pr := t.progress(cfg, p, src, done)
 			if evaluated {
 				pr.ValidError = vs.last
 				if !math.IsInf(vs.best, 1) {
@@ -228,6 +190,69 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 	}
 	p.fold()
 	return p, nil
+}
+
+// resume restores p and mem from the snapshot of a resumed run, if any,
+// and returns the number of steps already done.
+func (t *task) resume(cfg Config, p *polytope, mem *memorySource, resume *taskState) (int64, error) {
+	if resume == nil {
+		return 0, nil
+	}
+	// The checkpoint decoded whole; what remains to check is how it fits
+	// this run's polytope and rows, and a misfit is a malformed checkpoint
+	// (its fingerprint matched).
+	bad := func(err error) error {
+		return fmt.Errorf("%s: %w", t.name, &CheckpointError{Name: cfg.Checkpoint.Resume.name, Offset: -1, Err: fmt.Errorf("%w: %w", ErrCheckpointCorrupt, err)})
+	}
+	if want := t.initSteps + resume.Done; resume.T != want {
+		return 0, bad(fmt.Errorf("snapshot after %d steps has step counter %d, want %d", resume.Done, resume.T, want))
+	}
+	if err := p.restore(resume); err != nil {
+		return 0, bad(err)
+	}
+	if err := mem.restore(&resume.Src); err != nil {
+		return 0, bad(err)
+	}
+	return resume.Done, nil
+}
+
+// steps makes n SGD steps of p on rows drawn from src, growing p's weight
+// rows up to t.maxD for rows with larger feature indices.
+func (t *task) steps(cfg Config, p *polytope, src source, n int64) error {
+	for range n {
+		x, y, id, err := src.Next()
+		if err == nil && t.maxD > 0 {
+			if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= p.W.D {
+				if int(x.Idx[n-1]) >= t.maxD {
+					err = rowsError(cfg, t.tasks, t.maxD, x.Idx[n-1])
+				} else {
+					p.W.GrowMax(int(x.Idx[n-1])+1, t.maxD)
+				}
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
+		}
+		p.Step(x, y == t.outer, id)
+	}
+	return nil
+}
+
+// progress returns the progress report of p after done steps, with the
+// step statistics gathered since the previous report.
+func (t *task) progress(cfg Config, p *polytope, src source, done int64) Progress {
+	st := p.takeStats()
+	pr := Progress{Task: t.name, Step: done, Of: cfg.Iterations, Epoch: src.Epoch(), Entropy: p.asg.Entropy(), ValidError: math.NaN(), BestValidError: math.NaN()}
+	if st.Neg > 0 {
+		pr.NegLoss = st.NegLoss / float64(st.Neg)
+	}
+	if st.Pos > 0 {
+		pr.PosLoss = st.PosLoss / float64(st.Pos)
+	}
+	if st.Neg+st.Pos > 0 {
+		pr.Violation = float64(st.Updates) / float64(st.Neg+st.Pos)
+	}
+	return pr
 }
 
 // runAll trains every task and returns the polytopes in task order. Tasks
