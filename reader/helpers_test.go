@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/polyhedral/cpm/reader/internal/readertest"
@@ -15,6 +14,7 @@ import (
 
 // Shared test helpers (package readertest).
 var (
+	benchBytes    = readertest.BenchBytes
 	blocksOf      = readertest.BlocksOf
 	cacheRows     = readertest.CacheRows
 	equalCSR      = readertest.EqualCSR
@@ -26,31 +26,6 @@ var (
 	writeTempFile = readertest.WriteTempFile
 	zstdBytes     = readertest.ZstdBytes
 )
-
-// benchData is ~30 MB of MNIST-like text, made once per test binary, with
-// its zstd and gzip forms.
-var benchData struct {
-	once            sync.Once
-	text, zst, gz   []byte
-	plainPath       string // files written by loadBenchData for the
-	zstPath, gzPath string // current benchmark
-}
-
-const benchBytes = 30 << 20
-
-// loadBenchData makes benchData and writes its three forms to b's temp
-// directory.
-func loadBenchData(b *testing.B) {
-	b.Helper()
-	benchData.once.Do(func() {
-		benchData.text = genMNIST(testRand(), benchBytes)
-		benchData.zst = zstdBytes(benchData.text)
-		benchData.gz = gzipBytes(benchData.text)
-	})
-	benchData.plainPath = writeTempFile(b, "mnist.libsvm", benchData.text)
-	benchData.zstPath = writeTempFile(b, "mnist.libsvm.zst", benchData.zst)
-	benchData.gzPath = writeTempFile(b, "mnist.libsvm.gz", benchData.gz)
-}
 
 // scanAll reads r with a Scanner into a CSR.
 func scanAll(data []byte, path string, opts ...Option) (*sparsevec.CSR, error) {

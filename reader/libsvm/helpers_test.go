@@ -12,6 +12,7 @@ import (
 
 // Shared test helpers (package readertest).
 var (
+	benchBytes     = readertest.BenchBytes
 	appendMNISTRow = readertest.AppendMNISTRow
 	equalCSR       = readertest.EqualCSR
 	formatCSR      = readertest.FormatCSR
@@ -31,8 +32,6 @@ var benchData struct {
 	plainPath       string // files written by loadBenchData for the
 	zstPath, gzPath string // current benchmark
 }
-
-const benchBytes = 30 << 20
 
 // loadBenchData makes benchData and writes its three forms to b's temp
 // directory.

@@ -7,6 +7,7 @@ import (
 
 // Shared test helpers (package readertest).
 var (
+	benchBytes    = readertest.BenchBytes
 	dimOf         = readertest.DimOf
 	equalCSR      = readertest.EqualCSR
 	genMNIST      = readertest.GenMNIST
@@ -18,8 +19,6 @@ var (
 // mnist2Train is MNIST "2 vs rest" training data, written by
 // scripts/get-mnist.sh, relative to this package's directory.
 const mnist2Train = "../../data/mnist2.train.libsvm.zst"
-
-const benchBytes = 30 << 20
 
 func withDim(m *sparsevec.CSR) *sparsevec.CSR {
 	c := *m

@@ -20,6 +20,9 @@ import (
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
+// BenchBytes is the size of the MNIST-like text the reader benchmarks parse.
+const BenchBytes = 30 << 20
+
 // mnistValues are the pixel values k/255 as the LIBSVM site writes them
 // (6 significant digits: "0.0117647", "1").
 var mnistValues = func() [256]string {
