@@ -3,8 +3,6 @@ package columnar
 import (
 	"bytes"
 	"io"
-	"math"
-	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -17,6 +15,8 @@ import (
 
 // Shared test helpers (package readertest).
 var (
+	sampleCSR     = readertest.SampleCSR
+	sampleLabels  = readertest.SampleLabels
 	dimOf         = readertest.DimOf
 	equalCSR      = readertest.EqualCSR
 	mustNil       = readertest.MustNil
@@ -85,37 +85,6 @@ func load(path string, opts ...core.Option) (*sparsevec.CSR, error) {
 	}
 }
 
-// sampleCSR returns rows covering the cases a format can get wrong: empty
-// rows, rows with one nonzero, index 4294967295, explicit zeros, denormal
-// and extreme values, and random sparse rows. All randomness comes from rng.
-func sampleCSR(rng *rand.Rand, rows int) *sparsevec.CSR {
-	m := &sparsevec.CSR{}
-	for r := range rows {
-		label := sampleLabels[rng.IntN(len(sampleLabels))]
-		var x sparsevec.Vector
-		switch r % 6 {
-		case 0: // empty
-		case 1:
-			x.Idx, x.Val = []uint32{1 + rng.Uint32N(1000)}, []float32{rng.Float32()}
-		case 2:
-			x.Idx, x.Val = []uint32{3, 1 << 31, 1<<32 - 1}, []float32{-1, 2, 3}
-		case 3:
-			x.Idx, x.Val = []uint32{1, 2, 9}, []float32{0, float32(math.Copysign(0, -1)), 0}
-		case 4:
-			for j := uint32(1); j <= 300; j++ {
-				if rng.IntN(10) == 0 {
-					x.Idx = append(x.Idx, j)
-					x.Val = append(x.Val, float32(rng.NormFloat64()))
-				}
-			}
-		case 5:
-			x.Idx, x.Val = []uint32{7, 8}, []float32{1e-45, -math.MaxFloat32}
-		}
-		m.Append(label, x)
-	}
-	return m
-}
-
 // writeAll writes m with CreateBlocks in blocks of blockRows rows.
 func writeAll(t testing.TB, path string, m *sparsevec.CSR, blockRows int, opts ...core.Option) {
 	t.Helper()
@@ -179,6 +148,3 @@ type wantRow struct {
 	idx   []uint32
 	val   []float32
 }
-
-// sampleLabels are labels with awkward bit patterns, -0 included.
-var sampleLabels = []float32{1, -1, 0, float32(math.Copysign(0, -1)), 2.5, 1e-45, math.MaxFloat32, -7}
