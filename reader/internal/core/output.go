@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/polyhedral/cpm/internal/atomicfile"
+	"github.com/polyhedral/cpm/internal/iocount"
 )
 
 // ErrNoBzip2Writer is returned by CreateCompressed for a .bz2 output path:
@@ -49,7 +49,7 @@ func Finite32(v float32) bool {
 type OutputFile struct {
 	path string           // destination; "-" for standard output
 	file *atomicfile.File // where the compressed bytes go
-	cw   countWriter      // counts bytes reaching file
+	cw   iocount.Writer   // counts bytes reaching file
 	enc  io.Writer        // cw, or a compressor writing to cw
 	zc   io.Closer        // the compressor, if any
 	done bool             // Close or Abort has run
@@ -169,7 +169,7 @@ func CreateOutput(ctx context.Context, path string, opts ...Option) (*OutputFile
 		return nil, err
 	}
 	o := &OutputFile{path: path, file: file, ctx: ctx}
-	o.cw.w = file
+	o.cw.W = file
 	o.enc = &o.cw
 	switch ext {
 	case ".zst":
@@ -204,7 +204,7 @@ func (o *OutputFile) Write(p []byte) (int, error) {
 // the temporary file (or standard output) so far; the zstd compressor works
 // in the background, so this lags behind Write. After a successful Close it
 // is the size of the output.
-func (o *OutputFile) Written() int64 { return o.cw.n.Load() }
+func (o *OutputFile) Written() int64 { return o.cw.N() }
 
 // Close finishes the compressed stream and closes the output
 // (atomicfile.File.Close): a temporary file is synced, renamed over the
@@ -245,17 +245,4 @@ func (o *OutputFile) Abort() {
 		o.zc.Close()
 	}
 	o.file.Abort()
-}
-
-// countWriter counts the bytes written through it. The count is atomic
-// because the zstd encoder writes from its own goroutine.
-type countWriter struct {
-	w io.Writer
-	n atomic.Int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n.Add(int64(n))
-	return n, err
 }
