@@ -48,14 +48,11 @@ type Config struct {
 	// Folds is the number of folds per repetition, at least 2 and at most
 	// the number of rows. If 0, it defaults to 10.
 	Folds int
-	// Scale01 min-max scales every feature to [0,1] with a Scaler fitted
-	// on the training folds only and applied to the training and test rows.
-	Scale01 bool
 	// Seed seeds the splits (SplitSeed) and the per-fit seeds (FitSeed).
 	Seed uint64
 	// Workers bounds the number of folds trained at once. If 0, it defaults
 	// to runtime.GOMAXPROCS(0). Each worker holds one copy of the data
-	// (two with Scale01) while it trains a fold.
+	// while it trains a fold.
 	Workers int
 	// Progress, if set, is called after each fit with the number of fits
 	// done and the total Reps×Folds. Calls are serialised (never two at
@@ -126,7 +123,7 @@ type foldStats struct {
 
 // scratch is one worker's reusable fold buffers.
 type scratch struct {
-	train, test, trainS, testS sparsevec.CSR
+	train, test sparsevec.CSR
 }
 
 // Run cross-validates fit on data as described in the package comment.
@@ -242,12 +239,6 @@ func runFold(ctx context.Context, cfg Config, data *sparsevec.CSR, assign []int,
 	}
 	s.train.Dim, s.test.Dim = data.Dim, data.Dim
 	train, test := &s.train, &s.test
-	if cfg.Scale01 {
-		sc := FitScaler(train)
-		sc.Apply(&s.trainS, train)
-		sc.Apply(&s.testS, test)
-		train, test = &s.trainS, &s.testS
-	}
 
 	t0 := time.Now()
 	p, info, err := fit(ctx, train, FitSeed(cfg.Seed, rep, fold))

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -287,24 +286,22 @@ func TestRunCentroids(t *testing.T) {
 }
 
 // TestRunWorkersDeterministic: everything but the timings is the same for
-// any number of workers, with and without scaling.
+// any number of workers.
 func TestRunWorkersDeterministic(t *testing.T) {
 	data := blobs(120, 6, 9)
-	for _, scale := range []bool{false, true} {
-		var first Result
-		for i, workers := range []int{1, 2, 3} {
-			res, err := Run(context.Background(), Config{Reps: 3, Folds: 4, Seed: 3, Scale01: scale, Workers: workers}, data, centroidFit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			u := untimed(res)
-			if i == 0 {
-				first = u
-				continue
-			}
-			if !reflect.DeepEqual(u, first) {
-				t.Errorf("scale %v: workers %d gives\n%+v\nworkers 1 gives\n%+v", scale, workers, u, first)
-			}
+	var first Result
+	for i, workers := range []int{1, 2, 3} {
+		res, err := Run(context.Background(), Config{Reps: 3, Folds: 4, Seed: 3, Workers: workers}, data, centroidFit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := untimed(res)
+		if i == 0 {
+			first = u
+			continue
+		}
+		if !reflect.DeepEqual(u, first) {
+			t.Errorf("workers %d gives\n%+v\nworkers 1 gives\n%+v", workers, u, first)
 		}
 	}
 }
@@ -349,106 +346,7 @@ func TestRunSeedsAndData(t *testing.T) {
 	}
 }
 
-// recorder is a Predictor that records feature 1 (0 when absent) of the
-// first test rows it is asked about: Run predicts the test rows first.
-type recorder struct {
-	test int
-	seen []float32
-}
 
-func (p *recorder) Predict(x sparsevec.Vector) float32 {
-	if len(p.seen) < p.test {
-		v := float32(0)
-		if len(x.Idx) > 0 && x.Idx[0] == 1 {
-			v = x.Val[0]
-		}
-		p.seen = append(p.seen, v)
-	}
-	return 0
-}
-
-// TestRunNoScalingLeak: the extreme values of feature 1 sit in rows 3 (min)
-// and 7 (max). The scaler of a fold is fitted on its training rows only: the
-// learner sees training values exactly spanning [0,1], and the test values
-// are scaled with the training range, so the fold whose test set holds row 7
-// sees a value above 1, and the one holding row 3 a value below 0. The
-// expected values are computed here from the raw data and the split.
-func TestRunNoScalingLeak(t *testing.T) {
-	const n, folds, reps, seed = 20, 4, 2, 5
-	raw := make([]float32, n)
-	labels := make([]float32, n)
-	for r := range raw {
-		raw[r] = float32(r%5) + 1 // 1..5
-		labels[r] = float32(r % 2)
-	}
-	raw[3], raw[7] = -50, 100
-	rows := make([][]float32, n)
-	for r := range rows {
-		rows[r] = []float32{raw[r], float32(r + 1)}
-	}
-	data := denseCSR(labels, rows)
-
-	type key struct{ rep, fold int }
-	bySeed := map[uint64]key{}
-	for rep := range reps {
-		for fold := range folds {
-			bySeed[FitSeed(seed, rep, fold)] = key{rep, fold}
-		}
-	}
-	var mu sync.Mutex
-	trainRange := map[key][2]float32{}
-	recorders := map[key]*recorder{}
-	fit := func(_ context.Context, train *sparsevec.CSR, s uint64) (Predictor, FitInfo, error) {
-		lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
-		for r := range train.Rows() {
-			v := float32(0) // absent: scaled to zero
-			if x := train.Row(r); len(x.Idx) > 0 && x.Idx[0] == 1 {
-				v = x.Val[0]
-			}
-			lo, hi = min(lo, v), max(hi, v)
-		}
-		p := &recorder{test: n - train.Rows()}
-		mu.Lock()
-		defer mu.Unlock()
-		trainRange[bySeed[s]] = [2]float32{lo, hi}
-		recorders[bySeed[s]] = p
-		return p, FitInfo{}, nil
-	}
-	if _, err := Run(context.Background(), Config{Reps: reps, Folds: folds, Seed: seed, Scale01: true, Workers: 2}, data, fit); err != nil {
-		t.Fatal(err)
-	}
-	for rep := range reps {
-		assign := Splits(labels, folds, SplitSeed(seed, rep))
-		for fold := range folds {
-			k := key{rep, fold}
-			if got := trainRange[k]; got != [2]float32{0, 1} {
-				t.Errorf("rep %d fold %d: training values span %v, want [0 1]", rep, fold, got)
-			}
-			lo, hi := math.Inf(1), math.Inf(-1)
-			for r, f := range assign {
-				if f != fold {
-					lo, hi = math.Min(lo, float64(raw[r])), math.Max(hi, float64(raw[r]))
-				}
-			}
-			var want []float32
-			for r, f := range assign {
-				if f == fold {
-					want = append(want, float32((float64(raw[r])-lo)/(hi-lo)))
-				}
-			}
-			got := recorders[k].seen
-			if !slices.Equal(got, want) {
-				t.Errorf("rep %d fold %d: test values %v, want %v", rep, fold, got, want)
-			}
-			if assign[7] == fold && slices.Max(got) <= 1 {
-				t.Errorf("rep %d fold %d: test holds row 7 but no value is above 1: %v", rep, fold, got)
-			}
-			if assign[3] == fold && slices.Min(got) >= 0 {
-				t.Errorf("rep %d fold %d: test holds row 3 but no value is below 0: %v", rep, fold, got)
-			}
-		}
-	}
-}
 
 func TestRunFitError(t *testing.T) {
 	data := blobs(30, 2, 1)

@@ -14,10 +14,11 @@
 //  1. Splits assigns every row to one of k folds, stratified by label.
 //  2. For each fold f, the rows outside f are copied into a training CSR and
 //     the rows of f into a test CSR (no dense copies).
-//  3. With Config.Scale01, a Scaler is fitted on the training CSR only and
-//     applied to both, so no statistic of the test fold reaches the learner.
-//  4. Fit trains on the training CSR; its wall time is recorded.
-//  5. The predictor labels every test row and every training row; a
+//  3. Fit trains on the training CSR; its wall time is recorded. A learner
+//     that scales its features (package scale, learner.Spec.Scale) fits the
+//     scaling inside Fit, on the training CSR only, so no statistic of the
+//     test fold reaches it.
+//  4. The predictor labels every test row and every training row; a
 //     prediction is correct when it equals the row's label exactly.
 //
 // The fits of all repetitions and folds run in parallel on Config.Workers

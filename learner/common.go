@@ -7,6 +7,9 @@ import (
 	"github.com/polyhedral/cpm/linear"
 )
 
+// sharedFlags are read by every learner; -h lists them first.
+var sharedFlags = []flagDef{scaleFlag}
+
 // The flags several learners read, each with one meaning.
 var (
 	biasFlag = flagDef{Name: "bias", Kind: floatFlag, Default: "1", Usage: "value of the constant bias feature (0: no bias)",

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/scale"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -55,6 +56,12 @@ var cpmLearner = &registration{
 	withSeed:     with(func(c *CPMConfig, seed uint64) { c.Seed = seed }),
 	withK:        with(func(c *CPMConfig, k int) { c.K = k }),
 	describe:     describeCPM,
+	scaleConfig: with(func(c *CPMConfig, sc *scale.Scaler) {
+		if c.Valid.Data != nil {
+			c.Valid.Data = sc.Apply(c.Valid.Data)
+		}
+	}),
+	initModel: func(cfg any) *model.Model { return config[CPMConfig](cfg).Init },
 }
 
 func trainCPM(ctx context.Context, s Spec, data *sparsevec.CSR, rep *Report) (*model.Model, error) {

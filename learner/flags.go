@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/polyhedral/cpm/scale"
 )
 
 // flagKind is the type of a flag's value.
@@ -55,6 +57,11 @@ type Flags struct {
 func AddFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{vals: map[string]*flagValue{}, defs: map[string]flagDef{}}
 	usage := map[string][][2]string{} // name -> (usage, learners) in registry order
+	for _, d := range sharedFlags {
+		f.defs[d.Name] = d
+		f.order = append(f.order, d.Name)
+		usage[d.Name] = [][2]string{{d.Usage, "every learner"}}
+	}
 	for _, l := range registry {
 		for _, d := range l.flags {
 			if d.Refuse {
@@ -152,7 +159,8 @@ func Build(name string, f *Flags) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
-	return Spec{Name: name, Config: cfg}, nil
+	mode, _ := scale.ParseMode(f.String("scale")) // checked by scaleFlag
+	return Spec{Name: name, Config: cfg, Scale: mode}, nil
 }
 
 // Summary describes learner name as the flags configure it, for log lines

@@ -23,6 +23,7 @@ import (
 
 	"github.com/polyhedral/cpm/cv"
 	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/scale"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -53,6 +54,11 @@ type Spec struct {
 	// outer label, the perceptrons' positive label, the Polyceptron's
 	// inside label. By default it is the larger label.
 	Label *float32
+
+	// Scale is the feature scaling Train fits on its training rows and
+	// stores in the model, so that the model takes raw rows (package
+	// scale). "" means none; the cpm tool's default is scale.Auto.
+	Scale scale.Mode
 }
 
 // CPMConfig is the configuration of the CPM learner: the trainer's and
@@ -88,6 +94,7 @@ type Report struct {
 	TrainError  float64
 	LogLik      []float64   // PLUME, SPLA1: log-likelihood after each EM iteration
 	CPM         *sgd.Report // the CPM trainer's own report
+	Scale       scale.Mode  // the scaling applied (none, or the mode Auto chose)
 
 	// EpochMistakes holds, per pass or iteration, the updates of the
 	// perceptron, kernel perceptron and online Polyceptron, and the
@@ -135,10 +142,24 @@ func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Rep
 	if err := s.checkMemory(l, data); err != nil {
 		return nil, nil, err
 	}
+	sc, data, err := s.scaler(l, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sc != nil && l.scaleConfig != nil {
+		s.Config = l.scaleConfig(s.Config, sc)
+	}
 	rep := &Report{Learner: s.name()}
 	m, err := l.train(ctx, s, data, rep)
 	if err != nil {
 		return nil, nil, err
+	}
+	if sc != nil {
+		m.Scale = sc.Model()
+	}
+	rep.Scale = scale.None
+	if sc != nil {
+		rep.Scale = sc.Mode()
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return m, rep, nil
@@ -176,7 +197,11 @@ func NewPredictor(m *model.Model) (Predictor, error) {
 	if !ok {
 		return nil, fmt.Errorf("learner: model of unknown learner %q (this build knows %v)", m.Learner, Names())
 	}
-	return l.newPredictor(m)
+	p, err := l.newPredictor(m)
+	if err != nil {
+		return nil, err
+	}
+	return withScaling(p, m)
 }
 
 // Fit returns a cross-validation fit function training s with each fold's

@@ -10,6 +10,7 @@ import (
 	"github.com/polyhedral/cpm/perceptron"
 	"github.com/polyhedral/cpm/plume"
 	"github.com/polyhedral/cpm/polyceptron"
+	"github.com/polyhedral/cpm/scale"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -66,6 +67,13 @@ type registration struct {
 	weightColumns func(cfg any, data *sparsevec.CSR) int
 	// describe tells cpm inspect, plot and eval how its models decide.
 	describe func(m *model.Model) (*Description, error)
+	// scaleConfig, if set, returns a copy of cfg whose own rows (such as
+	// validation rows) are scaled by sc, as Train scales the training rows.
+	scaleConfig func(cfg any, sc *scale.Scaler) any
+	// initModel, if set, returns the model cfg continues training (a warm
+	// start) or nil; Train then keeps that model's scaling instead of
+	// fitting one.
+	initModel func(cfg any) *model.Model
 }
 
 // Names returns the learner names in the order the CLI lists them.

@@ -30,7 +30,8 @@
 //	     0    8  magic "CPMMODEL"
 //	     8    4  format version, uint32 = 1
 //	    12    4  flags, uint32: bit 0 OvO, bit 1 Counts present,
-//	             bit 2 Multiclass, bit 3 Steps present; other bits 0
+//	             bit 2 Multiclass, bit 3 Steps present, bit 4 Scale
+//	             present; other bits 0
 //	    16    4  Sides, uint32 (1 or 2)
 //	    20    4  K, uint32 (faces per polytope)
 //	    24    8  D, uint64 (feature rows including the bias row 0)
@@ -56,6 +57,8 @@
 //	               n, uint64, then n × f32: F32
 //	               n, uint64, then n × uint32: U32
 //	               n, uint64, then n × int64: I64
+//	             if flag bit 4: Scale: mode string, n, uint64, then
+//	               n × uint32: Index, n × f64: Shift, n × f64: Div
 //	             CRC-32C (Castagnoli), uint32, of every preceding byte
 //
 // Nothing follows the checksum; Read consumes its input to EOF and refuses
@@ -69,6 +72,12 @@
 // (Iterations steps per matrix, see Model.StepsOf). A reader that does not
 // know the bit refuses a file that has it, as an unknown flag bit
 // (ErrCorrupt), rather than misreading it.
+//
+// Flag bit 4 and the Scale section serve models trained with feature
+// scaling (cpm train --scale): the weights are in the scaled space and
+// every predictor applies Scale to a raw row first. A reader that does not
+// know the bit refuses such a file (unknown flag bit, ErrCorrupt) rather
+// than predict raw rows with weights meant for scaled ones.
 //
 // # Label map and matrix order
 //
@@ -104,6 +113,7 @@
 //	weights over all matrices          2^36
 //	Blobs                              4096
 //	elements of one Blob array         2^36
+//	features of Scale                  2^32
 //
 // When the input length is known (Load, and Read of an r with a Len method
 // such as *bytes.Reader) every section is also checked against the bytes

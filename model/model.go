@@ -94,6 +94,24 @@ type Model struct {
 	Counts     [][]uint64          // optional: per matrix, per face training assignment counts (nil or len(Weights) slices of len K)
 	Steps      []int64             // optional: per matrix, the SGD step counter t it was trained to; nil: Iterations each (see StepsOf)
 	Extra      []Blob              // optional named arrays for other learners
+	Scale      *Scaling            // optional: the feature scaling fitted on the training rows; nil: none
+}
+
+// Scaling is the per-feature affine map a model applies to every input row
+// before its weights see it (package scale fits and applies it):
+//
+//	x'_j = (x_j - Shift[i]) / Div[i]   for j = Index[i]
+//	x'_j = 0                           for every j not in Index
+//
+// so the weights are in the scaled space and the model takes raw rows.
+// Features absent from Index (constant or unseen in training) are dropped.
+// Mode names how the statistics were fitted ("maxabs", "minmax" or
+// "standard"); the map itself is fully given by the arrays.
+type Scaling struct {
+	Mode  string    // 1 to 64 bytes of [A-Za-z0-9._+-]
+	Index []uint32  // feature indices, strictly ascending
+	Shift []float64 // finite
+	Div   []float64 // finite and > 0
 }
 
 // Blob is a named group of typed arrays for learners whose state is not a
@@ -148,6 +166,9 @@ func (m *Model) matrices() int64 {
 //   - Steps: nil, or len(Weights) values >= 0
 //   - Extra: at most 4096 blobs with valid unique names, each array at most
 //     2^36 long
+//   - Scale: nil, or a Mode like Learner and Index, Shift and Div of one
+//     length of at most 2^32, Index strictly ascending, Shift finite, Div
+//     finite and > 0
 //
 // Write never writes padding, so a -0 padding entry reads back as +0.
 func (m *Model) Validate() error { return m.validate(ErrInvalid) }
@@ -156,7 +177,7 @@ func (m *Model) validate(kind error) error {
 	if m == nil {
 		return invalidf(kind, "nil model")
 	}
-	for _, f := range []func(error) error{m.checkHeader, m.checkParams, m.checkWeights, m.checkCounts, m.checkSteps, m.checkExtra} {
+	for _, f := range []func(error) error{m.checkHeader, m.checkParams, m.checkWeights, m.checkCounts, m.checkSteps, m.checkExtra, m.checkScale} {
 		if err := f(kind); err != nil {
 			return err
 		}
@@ -312,6 +333,31 @@ func (m *Model) checkExtra(kind error) error {
 	return nil
 }
 
+func (m *Model) checkScale(kind error) error {
+	s := m.Scale
+	if s == nil {
+		return nil
+	}
+	if !validName(s.Mode) {
+		return invalidf(kind, "scaling mode %q: want 1 to %d bytes of [A-Za-z0-9._+-]", s.Mode, maxName)
+	}
+	if len(s.Shift) != len(s.Index) || len(s.Div) != len(s.Index) {
+		return invalidf(kind, "scaling has %d indices, %d shifts and %d divisors, want one length", len(s.Index), len(s.Shift), len(s.Div))
+	}
+	if int64(len(s.Index)) > maxD {
+		return invalidf(kind, "scaling of %d features, more than %d", len(s.Index), maxD)
+	}
+	for i, j := range s.Index {
+		if i > 0 && s.Index[i-1] >= j {
+			return invalidf(kind, "scaling indices not strictly ascending at %d: %d then %d", i, s.Index[i-1], j)
+		}
+		if !finite64(s.Shift[i]) || !finite64(s.Div[i]) || s.Div[i] <= 0 {
+			return invalidf(kind, "scaling of feature %d: shift %v, divisor %v; want finite values and a divisor > 0", j, s.Shift[i], s.Div[i])
+		}
+	}
+	return nil
+}
+
 // validName reports whether s is 1 to maxName bytes of [A-Za-z0-9._+-].
 func validName(s string) bool {
 	if len(s) == 0 || len(s) > maxName {
@@ -333,6 +379,8 @@ func finite(v float32) bool {
 	f := float64(v)
 	return !math.IsNaN(f) && !math.IsInf(f, 0)
 }
+
+func finite64(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // fits reports whether a·b <= limit for a, b >= 0, without overflow.
 func fits(a, b, limit int64) bool { return a == 0 || b <= limit/a }

@@ -213,6 +213,11 @@ func (d *decoder) model() (*Model, error) {
 	if err := d.extra(m); err != nil {
 		return nil, err
 	}
+	if h.scale {
+		if err := d.scale(m); err != nil {
+			return nil, err
+		}
+	}
 
 	want := d.in.Sum32()
 	got, err := d.u32("checksum")
@@ -238,6 +243,7 @@ type header struct {
 	m      *Model
 	counts bool
 	steps  bool
+	scale  bool
 }
 
 // header reads the fixed header, the learner name and the classes.
@@ -256,6 +262,7 @@ func (d *decoder) header() (header, error) {
 	m.Multiclass = flags&flagMulti != 0
 	h.counts = flags&flagCounts != 0
 	h.steps = flags&flagSteps != 0
+	h.scale = flags&flagScale != 0
 
 	// Each size is checked against its cap before it is converted to int.
 	sides, err := d.u32("sides")
@@ -506,4 +513,36 @@ func (d *decoder) extra(m *Model) error {
 		m.Extra = append(m.Extra, b)
 	}
 	return d.wrap(m.checkExtra(ErrCorrupt))
+}
+
+// scale reads the scaling section.
+func (d *decoder) scale(m *Model) error {
+	s := &Scaling{}
+	var err error
+	if s.Mode, err = d.str(maxName, "scaling mode"); err != nil {
+		return err
+	}
+	n, err := d.u64("scaling length")
+	if err != nil {
+		return err
+	}
+	if n > uint64(maxD) {
+		return d.fail(ErrCorrupt, "scaling of %d features, more than %d", n, maxD)
+	}
+	// Each feature takes 20 bytes (index, shift, divisor), plus the checksum.
+	if err := d.need(n*20+4, "scaling"); err != nil {
+		return err
+	}
+	at := d.in.Offset()
+	if s.Index, err = array(d, n, 4, binio.DecU32, "scaling indices"); err != nil {
+		return err
+	}
+	if s.Shift, err = array(d, n, 8, binio.DecF64, "scaling shifts"); err != nil {
+		return err
+	}
+	if s.Div, err = array(d, n, 8, binio.DecF64, "scaling divisors"); err != nil {
+		return err
+	}
+	m.Scale = s
+	return d.wrapAt(at, m.checkScale(ErrCorrupt))
 }

@@ -18,7 +18,8 @@ const (
 	flagCounts = 1 << 1
 	flagMulti  = 1 << 2
 	flagSteps  = 1 << 3
-	flagsKnown = flagOvO | flagCounts | flagMulti | flagSteps
+	flagScale  = 1 << 4
+	flagsKnown = flagOvO | flagCounts | flagMulti | flagSteps | flagScale
 )
 
 // chunkSize is the unit of buffered I/O: Write flushes about this many bytes
@@ -119,6 +120,17 @@ func (e *encoder) i64s(s []int64) {
 	}
 }
 
+func (e *encoder) f64s(s []float64) {
+	for len(s) > 0 {
+		n := min(len(s), chunkSize/8)
+		for _, v := range s[:n] {
+			e.f64(v)
+		}
+		s = s[n:]
+		e.maybeFlush()
+	}
+}
+
 // encode writes a validated m.
 func encode(w io.Writer, m *Model) error {
 	e := &encoder{w: w, buf: make([]byte, 0, 4<<10)}
@@ -136,6 +148,9 @@ func encode(w io.Writer, m *Model) error {
 	}
 	if m.Steps != nil {
 		flags |= flagSteps
+	}
+	if m.Scale != nil {
+		flags |= flagScale
 	}
 	e.u32(flags)
 	e.u32(uint32(m.Sides))
@@ -178,6 +193,13 @@ func encode(w io.Writer, m *Model) error {
 		e.u32s(b.U32)
 		e.u64(uint64(len(b.I64)))
 		e.i64s(b.I64)
+	}
+	if s := m.Scale; s != nil {
+		e.str(s.Mode)
+		e.u64(uint64(len(s.Index)))
+		e.u32s(s.Index)
+		e.f64s(s.Shift)
+		e.f64s(s.Div)
 	}
 	e.flush()
 	e.buf = binary.LittleEndian.AppendUint32(e.buf, e.crc)

@@ -18,6 +18,7 @@ import (
 	"github.com/polyhedral/cpm/plume"
 	"github.com/polyhedral/cpm/polyceptron"
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/scale"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
 	"github.com/polyhedral/cpm/synth"
@@ -186,7 +187,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if !*quiet {
 			fmt.Fprintf(stderr, "%-13s %-52s ", row.Data, row.Method)
 		}
-		res, err := cv.Run(ctx, cv.Config{Reps: *reps, Folds: *folds, Scale01: row.Scale01, Seed: *seed}, data, row.Spec.Fit())
+		spec := row.Spec
+		if row.Scale01 {
+			spec.Scale = scale.MinMax
+		}
+		res, err := cv.Run(ctx, cv.Config{Reps: *reps, Folds: *folds, Seed: *seed}, data, spec.Fit())
 		if err != nil {
 			return fmt.Errorf("%s, %s: %w", row.Data, row.Method, err)
 		}

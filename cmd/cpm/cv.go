@@ -11,6 +11,7 @@ import (
 
 	"github.com/polyhedral/cpm/cv"
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/scale"
 )
 
 const cvUsage = "cpm cv [--learner NAME] [learner flags] [-r REPS] [-f FOLDS] [--scale01] [--seed S] [--json FILE] DATA"
@@ -32,7 +33,7 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		lf      = addLearnerFlags(fs)
 		reps    = fs.Int("r", 10, "repetitions of k-fold cross-validation")
 		folds   = fs.Int("f", 10, "folds per repetition (stratified by label)")
-		scale01 = fs.Bool("scale01", false, "min-max scale every feature to [0,1], fitted on the training folds only")
+		scale01 = fs.Bool("scale01", false, "same as --scale minmax")
 		workers = fs.Int("cv-workers", 0, "folds trained at once (default GOMAXPROCS)")
 		jsonOut = fs.String("json", "", "write the results as JSON to `file` (- for stdout)")
 		quiet   = fs.Bool("q", false, "quiet: no progress line")
@@ -52,6 +53,12 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err != nil {
 		return err
 	}
+	if *scale01 {
+		if spec.Scale != scale.MinMax && flagSet(fs, "scale") {
+			return usagef("--scale01 is --scale minmax; drop one of --scale01 and --scale %s", spec.Scale)
+		}
+		spec.Scale = scale.MinMax
+	}
 	if len(lf.k) > 1 {
 		return usagef("cv takes one K; give a list to train (-k 2,3,4) to choose K by cross-validation")
 	}
@@ -69,7 +76,7 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err != nil {
 		return err
 	}
-	cfg := cv.Config{Reps: *reps, Folds: *folds, Scale01: *scale01, Seed: lf.seed, Workers: *workers}
+	cfg := cv.Config{Reps: *reps, Folds: *folds, Seed: lf.seed, Workers: *workers}
 	// The folds trained at once share the budget.
 	atOnce := min(cmp.Or(*workers, runtime.GOMAXPROCS(0)), *reps**folds)
 	spec.MaxMemory = max(mem.v()/int64(max(atOnce, 1)), 1)
@@ -89,7 +96,7 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s on %s (%d rows), %d x %d-fold CV%s\n", lf.describe(), path, res.Rows, res.Reps, res.Folds, map[bool]string{true: ", features scaled to [0,1]"}[*scale01])
+	fmt.Fprintf(stdout, "%s on %s (%d rows), %d x %d-fold CV%s\n", lf.describe(), path, res.Rows, res.Reps, res.Folds, scaleNote(spec.Scale))
 	fmt.Fprintf(stdout, "  accuracy    %6.2f ± %.2f %%   (std over repetitions)\n", res.AccuracyMean, res.AccuracyStd)
 	fmt.Fprintf(stdout, "  test error  %6.2f ± %.2f %%   (std over folds)\n", res.ErrorMean, res.FoldErrorStd)
 	fmt.Fprintf(stdout, "  train error %6.2f ± %.2f %%   (std over folds)\n", res.TrainErrorMean, res.FoldTrainErrorStd)
@@ -97,7 +104,18 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	fmt.Fprintf(stdout, "  hyperplanes %.2f ± %.2f\n", res.HyperplanesMean, res.HyperplanesStd)
 	fmt.Fprintf(stdout, "  wall time   %.2fs\n", res.Seconds)
 	if *jsonOut != "" {
-		return writeJSON(*jsonOut, cvMetrics{Command: "cv", Learner: spec.Name, Data: path, Scale01: *scale01, Seed: lf.seed, Result: res})
+		return writeJSON(*jsonOut, cvMetrics{Command: "cv", Learner: spec.Name, Data: path, Scale01: spec.Scale == scale.MinMax, Seed: lf.seed, Result: res})
 	}
 	return nil
+}
+
+// scaleNote describes a --scale mode in a results heading.
+func scaleNote(m scale.Mode) string {
+	switch m {
+	case scale.MinMax:
+		return ", features scaled to [0,1]"
+	case "", scale.None:
+		return ""
+	}
+	return ", --scale " + string(m)
 }

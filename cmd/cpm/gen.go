@@ -154,7 +154,7 @@ func parseGen(args []string, stderr io.Writer, name string) (*genOptions, error)
 		return nil, usagef("give -o OUT")
 	}
 	o := &genOptions{name: name, rows: *g.rows, seed: *g.seed, workers: *g.workers, mnist: *g.mnist, out: *g.out, progress: *g.progress}
-	g.fs.Visit(func(f *flag.Flag) { o.rowsSet = o.rowsSet || f.Name == "rows" })
+	o.rowsSet = flagSet(g.fs, "rows")
 	if o.rowsSet && o.rows < 1 {
 		return nil, usagef("--rows %d: want >= 1", o.rows)
 	}

@@ -319,6 +319,14 @@ func newFlags(name string, stderr io.Writer, usage string) *flag.FlagSet {
 	return fs
 }
 
+// flagSet reports whether the flag called name was given on fs's command
+// line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // parse parses args, turning flag errors into usage errors.
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {

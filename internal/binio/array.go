@@ -85,3 +85,11 @@ func DecI64(dst []int64, b []byte) {
 		dst[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
 	}
 }
+
+// DecF64 decodes len(dst) little-endian float64 values from b.
+func DecF64(dst []float64, b []byte) {
+	b = b[:8*len(dst)]
+	for i := range dst {
+		dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+}

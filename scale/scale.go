@@ -1,0 +1,411 @@
+// Package scale fits a per-feature affine scaling on training rows and
+// applies it to any row, so that a model can be trained in a well-scaled
+// space and still take raw rows. Every mode is the map
+//
+//	x'_j = (x_j - shift_j) / div_j
+//
+// with statistics taken over the training rows, an absent entry counting
+// as a zero:
+//
+//   - maxabs:   shift_j = 0,      div_j = max |x_j|          (zeros stay zeros)
+//   - minmax:   shift_j = min x_j, div_j = max x_j - min x_j (x' in [0, 1])
+//   - standard: shift_j = mean,   div_j = standard deviation (population, 1/n)
+//
+// A feature that is constant on the training rows (div_j = 0), or that no
+// training row stores, maps to 0: it is dropped, since the training rows
+// say nothing about its range. Values of other rows are not clipped.
+// The arithmetic is float64, rounded to float32 once per value, so minmax
+// maps the training minimum and maximum to exactly 0 and 1. minmax is the
+// scaling of the kernel-perceptron paper (Xu and Zhang scale each
+// attribute to [0, 1]).
+//
+// # Sparse data
+//
+// minmax and standard centre: a feature with shift_j != 0 has the nonzero
+// value -shift_j/div_j where a row lacks it, so every row stores it. On
+// sparse data that densifies every row; Fit refuses it (ErrDensify) when
+// the centred rows would store more than MaxGrowth times the input's
+// entries, and names maxabs, which keeps zeros zero. Auto chooses per data
+// set:
+//
+//   - standard when centring at most doubles the stored entries (dense
+//     data, typically a table of measurements, where it makes every
+//     learner invariant to per-feature affine maps);
+//   - none when the data is sparse and every value already lies in
+//     [-1, 1] (text features, indicators, pixel intensities: the user's
+//     own normalisation is kept);
+//   - maxabs for other sparse data.
+package scale
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// Mode names a scaling.
+type Mode string
+
+// The modes. The zero Mode means None.
+const (
+	None     Mode = "none"
+	MaxAbs   Mode = "maxabs"
+	MinMax   Mode = "minmax"
+	Standard Mode = "standard"
+	Auto     Mode = "auto" // chosen per data set by Fit; see the package doc
+)
+
+// Modes lists the modes in the order the CLI lists them.
+var Modes = []Mode{None, MaxAbs, MinMax, Standard, Auto}
+
+// MaxGrowth is the factor by which centring (minmax, standard) may grow the
+// stored entries of the training rows before Fit refuses it.
+const MaxGrowth = 4
+
+// autoGrowth is the growth up to which Auto chooses standard.
+const autoGrowth = 2
+
+// ErrDensify is returned by Fit when centring would densify sparse data.
+var ErrDensify = errors.New("centring would densify sparse data")
+
+// ErrMode is wrapped by ParseMode's error and by FromModel's for a mode it
+// does not know.
+var ErrMode = errors.New("unknown scaling mode")
+
+// ParseMode returns the Mode s names ("" is None).
+func ParseMode(s string) (Mode, error) {
+	if s == "" {
+		return None, nil
+	}
+	m := Mode(strings.ToLower(s))
+	if !slices.Contains(Modes, m) {
+		return "", fmt.Errorf("scale: %q: %w (want one of %s)", s, ErrMode, joinModes())
+	}
+	return m, nil
+}
+
+func joinModes() string {
+	s := make([]string, len(Modes))
+	for i, m := range Modes {
+		s[i] = string(m)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Scaler is a fitted scaling. Apply and Row do not modify it; a Scaler may
+// be shared by goroutines (Row's buffers belong to the caller).
+type Scaler struct {
+	mode  Mode
+	index []uint32 // features kept, ascending
+	shift []float64
+	div   []float64
+	// slot maps a feature to its position in index + 1 (0: dropped), for
+	// features below len(slot); nil when index is too spread out for a
+	// table (see lookupTable), and then positions are found by binary
+	// search.
+	slot []int32
+	// fill lists, ascending, the features whose scaled zero is not zero;
+	// fillVal holds their scaled zero -shift/div.
+	fill    []uint32
+	fillVal []float32
+}
+
+// Mode returns the mode the statistics were fitted with (never Auto).
+func (s *Scaler) Mode() Mode { return s.mode }
+
+// Features returns the number of features the scaler keeps.
+func (s *Scaler) Features() int { return len(s.index) }
+
+// Centred reports whether the scaler gives some feature a nonzero value
+// where a row lacks it.
+func (s *Scaler) Centred() bool { return len(s.fill) > 0 }
+
+// stats are the per-feature sums of one pass over the training rows.
+type stats struct {
+	data        *sparsevec.CSR
+	rows, nnz   int
+	dim         int // features 0..dim-1 may occur
+	count       []int
+	lo, hi, sum []float64
+	maxAbs      float64 // over all values
+}
+
+func collect(data *sparsevec.CSR) *stats {
+	dim := data.Dim
+	for r := range data.Rows() {
+		if v := data.Row(r); len(v.Idx) > 0 {
+			dim = max(dim, int(v.MaxIndex())+1)
+		}
+	}
+	st := &stats{data: data, rows: data.Rows(), nnz: data.NNZ(), dim: dim,
+		count: make([]int, dim), lo: make([]float64, dim), hi: make([]float64, dim), sum: make([]float64, dim)}
+	val := data.Val[:len(data.Idx)]
+	for i, j := range data.Idx {
+		v := float64(val[i])
+		if st.count[j] == 0 || v < st.lo[j] {
+			st.lo[j] = v
+		}
+		if st.count[j] == 0 || v > st.hi[j] {
+			st.hi[j] = v
+		}
+		st.sum[j] += v
+		st.count[j]++
+		st.maxAbs = max(st.maxAbs, math.Abs(v))
+	}
+	for j := range dim {
+		if c := st.count[j]; c > 0 && c < st.rows { // some row lacks j: a zero takes part
+			st.lo[j] = min(st.lo[j], 0)
+			st.hi[j] = max(st.hi[j], 0)
+		}
+	}
+	return st
+}
+
+// growth returns the stored entries of the rows after centring every
+// feature whose shift is nonzero, over the entries before.
+func (st *stats) growth(shifted func(j int) bool) float64 {
+	add := 0
+	for j := range st.dim {
+		if st.count[j] > 0 && st.lo[j] != st.hi[j] && shifted(j) {
+			add += st.rows - st.count[j]
+		}
+	}
+	return float64(st.nnz+add) / float64(max(st.nnz, 1))
+}
+
+// Fit fits mode on the rows of data. It returns nil (and no error) for
+// None, and for Auto when Auto chooses none. It returns an error wrapping
+// ErrDensify for minmax or standard on data they would densify, and one
+// wrapping ErrMode for an unknown mode.
+func Fit(mode Mode, data *sparsevec.CSR) (*Scaler, error) {
+	if mode == "" || mode == None {
+		return nil, nil
+	}
+	if !slices.Contains(Modes, mode) {
+		return nil, fmt.Errorf("scale: %q: %w (want one of %s)", mode, ErrMode, joinModes())
+	}
+	st := collect(data)
+	if mode == Auto {
+		mode = st.auto()
+		if mode == None {
+			return nil, nil
+		}
+	}
+	if mode == MinMax || mode == Standard {
+		g := st.growth(func(j int) bool { return shiftOf(mode, st, j) != 0 })
+		if g > MaxGrowth {
+			return nil, fmt.Errorf("scale: --scale %s on %d rows with %d stored entries: %w: the centred rows would store %.1f times as many entries (more than %d times); use --scale maxabs, which keeps zeros zero",
+				mode, st.rows, st.nnz, ErrDensify, g, MaxGrowth)
+		}
+	}
+	return st.scaler(mode), nil
+}
+
+// auto chooses a mode for the data st describes; see the package doc.
+func (st *stats) auto() Mode {
+	if st.nnz == 0 {
+		return None
+	}
+	if st.growth(func(int) bool { return true }) <= autoGrowth {
+		return Standard
+	}
+	if st.maxAbs <= 1 {
+		return None
+	}
+	return MaxAbs
+}
+
+// shiftOf returns feature j's shift under mode; lo/hi already include the
+// zeros of rows that lack j.
+func shiftOf(mode Mode, st *stats, j int) float64 {
+	switch mode {
+	case MinMax:
+		return st.lo[j]
+	case Standard:
+		return st.sum[j] / float64(st.rows)
+	}
+	return 0
+}
+
+// scaler computes every kept feature's shift and divisor.
+func (st *stats) scaler(mode Mode) *Scaler {
+	s := &Scaler{mode: mode}
+	var sq []float64
+	if mode == Standard {
+		sq = st.squares()
+	}
+	for j := range st.dim {
+		if st.count[j] == 0 {
+			continue
+		}
+		var shift, div float64
+		switch mode {
+		case MaxAbs:
+			div = max(math.Abs(st.lo[j]), math.Abs(st.hi[j]))
+		case MinMax:
+			shift, div = st.lo[j], st.hi[j]-st.lo[j]
+		case Standard:
+			shift, div = st.sum[j]/float64(st.rows), math.Sqrt(sq[j]/float64(st.rows))
+		}
+		if div == 0 || math.IsInf(div, 0) || math.IsNaN(div) {
+			continue
+		}
+		s.index = append(s.index, uint32(j))
+		s.shift = append(s.shift, shift)
+		s.div = append(s.div, div)
+	}
+	s.index, s.shift, s.div = slices.Clip(s.index), slices.Clip(s.shift), slices.Clip(s.div)
+	s.prepare()
+	return s
+}
+
+// squares returns, per feature, the sum over all rows of (x_j - mean_j)^2,
+// absent entries counting as zeros: the second pass of a two-pass variance,
+// which stays accurate when the values are large and far from zero.
+func (st *stats) squares() []float64 {
+	sq := make([]float64, st.dim)
+	mean := make([]float64, st.dim)
+	for j := range st.dim {
+		mean[j] = st.sum[j] / float64(st.rows)
+		sq[j] = float64(st.rows-st.count[j]) * mean[j] * mean[j]
+	}
+	val := st.data.Val[:len(st.data.Idx)]
+	for i, j := range st.data.Idx {
+		d := float64(val[i]) - mean[j]
+		sq[j] += d * d
+	}
+	return sq
+}
+
+// prepare builds the lookup table and the fill list from index, shift
+// and div.
+func (s *Scaler) prepare() {
+	if n := len(s.index); n > 0 && lookupTable(int64(s.index[n-1])+1, n) {
+		s.slot = make([]int32, s.index[n-1]+1)
+		for i, j := range s.index {
+			s.slot[j] = int32(i + 1)
+		}
+	}
+	s.fill, s.fillVal = nil, nil
+	for i, j := range s.index {
+		if z := float32((0 - s.shift[i]) / s.div[i]); z != 0 {
+			s.fill = append(s.fill, j)
+			s.fillVal = append(s.fillVal, z)
+		}
+	}
+}
+
+// lookupTable reports whether a dense table of size entries for n kept
+// features is worth its memory: at most 64 entries per kept feature plus
+// 1 MiB of int32. It bounds the memory a model file's scaling can make a
+// reader allocate to a multiple of the file's bytes.
+func lookupTable(size int64, n int) bool { return size <= 64*int64(n)+1<<18 }
+
+// pos returns feature j's position in index, or -1 if j is dropped.
+func (s *Scaler) pos(j uint32) int {
+	if s.slot != nil {
+		if int(j) < len(s.slot) {
+			return int(s.slot[j]) - 1
+		}
+		return -1
+	}
+	if i, ok := slices.BinarySearch(s.index, j); ok {
+		return i
+	}
+	return -1
+}
+
+// value returns the scaled value of v at feature j (0 for a dropped one).
+func (s *Scaler) value(j uint32, v float32) float32 {
+	i := s.pos(j)
+	if i < 0 {
+		return 0
+	}
+	return float32((float64(v) - s.shift[i]) / s.div[i])
+}
+
+// AppendRow appends the scaled entries of x to idx and val and returns
+// them. Entries whose scaled value is 0 are omitted, and every feature with
+// a nonzero scaled zero gets an entry where x lacks it, so the output is
+// sparse exactly where the scaling keeps zeros at zero. It allocates only
+// when idx or val must grow.
+func (s *Scaler) AppendRow(idx []uint32, val []float32, x sparsevec.Vector) ([]uint32, []float32) {
+	xi, xv := x.Idx, x.Val[:len(x.Idx)]
+	fill, fillVal := s.fill, s.fillVal[:len(s.fill)]
+	i, f := 0, 0
+	for i < len(xi) || f < len(fill) {
+		if f < len(fill) && (i == len(xi) || fill[f] < xi[i]) {
+			idx, val = append(idx, fill[f]), append(val, fillVal[f])
+			f++
+			continue
+		}
+		j := xi[i]
+		if f < len(fill) && fill[f] == j {
+			f++
+		}
+		if v := s.value(j, xv[i]); v != 0 {
+			idx, val = append(idx, j), append(val, v)
+		}
+		i++
+	}
+	return idx, val
+}
+
+// Row is a reusable buffer for scaling one row at a time.
+type Row struct {
+	idx []uint32
+	val []float32
+}
+
+// Scale returns x scaled by s, in r's buffers: valid until the next call.
+func (r *Row) Scale(s *Scaler, x sparsevec.Vector) sparsevec.Vector {
+	r.idx, r.val = s.AppendRow(r.idx[:0], r.val[:0], x)
+	return sparsevec.Vector{Idx: r.idx, Val: r.val}
+}
+
+// Apply returns the scaled rows of src as a new CSR, labels copied. Its
+// Dim is src.Dim, or more if a centred feature needs it.
+func (s *Scaler) Apply(src *sparsevec.CSR) *sparsevec.CSR {
+	dst := &sparsevec.CSR{Dim: src.Dim}
+	n := src.NNZ()
+	if rows := src.Rows(); len(s.fill) > 0 {
+		n += len(s.fill) * rows // an upper bound: no slack from growing
+	}
+	dst.Idx = make([]uint32, 0, n)
+	dst.Val = make([]float32, 0, n)
+	dst.Ptr = make([]int, 1, src.Rows()+1)
+	dst.Labels = slices.Clone(src.Labels)
+	for r := range src.Rows() {
+		dst.Idx, dst.Val = s.AppendRow(dst.Idx, dst.Val, src.Row(r))
+		dst.Ptr = append(dst.Ptr, len(dst.Idx))
+	}
+	if len(s.fill) > 0 && src.Rows() > 0 {
+		dst.Dim = max(dst.Dim, int(s.fill[len(s.fill)-1])+1)
+	}
+	return dst
+}
+
+// Model returns the scaling as stored in a model file.
+func (s *Scaler) Model() *model.Scaling {
+	return &model.Scaling{Mode: string(s.mode), Index: slices.Clone(s.index), Shift: slices.Clone(s.shift), Div: slices.Clone(s.div)}
+}
+
+// FromModel returns the Scaler a model file stores (nil for nil). m must
+// be valid (model.Validate); its mode must be one this package fits.
+func FromModel(m *model.Scaling) (*Scaler, error) {
+	if m == nil {
+		return nil, nil
+	}
+	mode := Mode(m.Mode)
+	if mode != MaxAbs && mode != MinMax && mode != Standard {
+		return nil, fmt.Errorf("scale: model scaling %q: %w (this build applies %s, %s and %s)", m.Mode, ErrMode, MaxAbs, MinMax, Standard)
+	}
+	s := &Scaler{mode: mode, index: m.Index, shift: m.Shift, div: m.Div}
+	s.prepare()
+	return s, nil
+}

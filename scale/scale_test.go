@@ -1,0 +1,318 @@
+package scale
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// entry is one nonzero of a test row, with a 1-based index.
+type entry struct {
+	j uint32
+	v float32
+}
+
+// csrOf builds a CSR from rows of entries (ascending indices).
+func csrOf(labels []float32, rows [][]entry) *sparsevec.CSR {
+	m := new(sparsevec.CSR)
+	for r, row := range rows {
+		var x sparsevec.Vector
+		for _, e := range row {
+			x.Idx = append(x.Idx, e.j)
+			x.Val = append(x.Val, e.v)
+		}
+		m.Append(labels[r], x)
+	}
+	return m
+}
+
+// checkCSR fails unless m is well formed with the given rows.
+func checkCSR(t *testing.T, m *sparsevec.CSR, labels []float32, rows [][]entry) {
+	t.Helper()
+	if !slices.Equal(m.Labels, labels) {
+		t.Errorf("labels %v, want %v", m.Labels, labels)
+	}
+	if m.Rows() != len(rows) || len(m.Ptr) != len(rows)+1 {
+		t.Fatalf("%d rows, len(Ptr) %d, want %d rows", m.Rows(), len(m.Ptr), len(rows))
+	}
+	for r, want := range rows {
+		if want == nil {
+			want = []entry{}
+		}
+		x := m.Row(r)
+		got := []entry{}
+		for i, j := range x.Idx {
+			got = append(got, entry{j, x.Val[i]})
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("row %d = %v, want %v", r, got, want)
+		}
+	}
+}
+
+// mustFit fits mode on data and fails the test on an error.
+func mustFit(t *testing.T, mode Mode, data *sparsevec.CSR) *Scaler {
+	t.Helper()
+	s, err := Fit(mode, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s == nil {
+		t.Fatalf("Fit(%s) returned no scaler", mode)
+	}
+	return s
+}
+
+// TestMinMax: minmax as Xu and Zhang scale, every corner case.
+func TestMinMax(t *testing.T) {
+	third := float32(1.0 / 3.0)
+	tests := []struct {
+		name        string
+		train       [][]entry
+		test        [][]entry
+		wantTrain   [][]entry
+		wantTest    [][]entry
+		wantTestDim int
+	}{
+		{
+			// Feature 1: -2, 4, absent → min -2, max 4; its zero scales
+			// to 1/3 and appears in every row. Feature 2: 5 everywhere,
+			// constant → dropped. Feature 3: 7 once, absent twice →
+			// [0,7]. Feature 4: 3, absent, 3 → [0,3]. Features 5 and up:
+			// unseen → dropped.
+			name: "negative minimum, constant, unseen",
+			train: [][]entry{
+				{{1, -2}, {2, 5}, {4, 3}},
+				{{1, 4}, {2, 5}, {3, 7}},
+				{{2, 5}, {4, 3}},
+			},
+			test: [][]entry{
+				{},
+				{{1, 10}, {2, 6}, {3, -7}, {5, 9}, {8, 1}},
+				{{1, -2}, {4, 1.5}},
+				{{1, -5}, {3, 14}},
+			},
+			wantTrain: [][]entry{
+				{{4, 1}},
+				{{1, 1}, {3, 1}},
+				{{1, third}, {4, 1}},
+			},
+			wantTest: [][]entry{
+				{{1, third}},
+				{{1, 2}, {3, -1}}, // not clipped
+				{{4, 0.5}},
+				{{1, -0.5}, {3, 2}},
+			},
+			wantTestDim: 9,
+		},
+		{
+			// Feature 2 is in every row with values 2..4: min 2 > 0, so
+			// a row lacking it scales its zero to (0-2)/2 = -1.
+			name:        "positive minimum",
+			train:       [][]entry{{{2, 2}}, {{2, 4}}, {{1, 1}, {2, 3}}},
+			test:        [][]entry{{}, {{1, 0.5}}, {{2, 5}}},
+			wantTrain:   [][]entry{{}, {{2, 1}}, {{1, 1}, {2, 0.5}}},
+			wantTest:    [][]entry{{{2, -1}}, {{1, 0.5}, {2, -1}}, {{2, 1.5}}},
+			wantTestDim: 3,
+		},
+		{
+			name:        "all constant",
+			train:       [][]entry{{{1, 1}, {2, -3}}, {{1, 1}, {2, -3}}},
+			test:        [][]entry{{{1, 2}, {2, -3}, {3, 4}}},
+			wantTrain:   [][]entry{{}, {}},
+			wantTest:    [][]entry{{}},
+			wantTestDim: 4,
+		},
+		{
+			name:        "empty training set",
+			train:       nil,
+			test:        [][]entry{{{1, 2}}},
+			wantTrain:   nil,
+			wantTest:    [][]entry{{}},
+			wantTestDim: 2,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			trainLabels := make([]float32, len(tc.train))
+			for i := range trainLabels {
+				trainLabels[i] = float32(i)
+			}
+			testLabels := make([]float32, len(tc.test))
+			for i := range testLabels {
+				testLabels[i] = float32(-i)
+			}
+			train := csrOf(trainLabels, tc.train)
+			test := csrOf(testLabels, tc.test)
+			s, err := Fit(MinMax, train)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst := s.Apply(train)
+			checkCSR(t, dst, trainLabels, tc.wantTrain)
+			if dst.Dim != train.Dim {
+				t.Errorf("train Dim %d, want %d", dst.Dim, train.Dim)
+			}
+			dst = s.Apply(test)
+			checkCSR(t, dst, testLabels, tc.wantTest)
+			if dst.Dim != tc.wantTestDim || test.Dim != tc.wantTestDim {
+				t.Errorf("test Dim %d (src %d), want %d", dst.Dim, test.Dim, tc.wantTestDim)
+			}
+		})
+	}
+}
+
+// TestScalerDimGrows: a test set of smaller Dim still gets the scaled zeros
+// of the training features, and Dim covers them.
+func TestScalerDimGrows(t *testing.T) {
+	train := csrOf([]float32{1, 1}, [][]entry{{{5, -1}}, {{5, 1}}})
+	test := csrOf([]float32{1}, [][]entry{{{1, 3}}})
+	dst := mustFit(t, MinMax, train).Apply(test)
+	checkCSR(t, dst, []float32{1}, [][]entry{{{5, 0.5}}})
+	if dst.Dim != 6 {
+		t.Errorf("Dim %d, want 6", dst.Dim)
+	}
+}
+
+// TestMaxAbs: x/max|x|, zeros stay zeros, unseen features are dropped.
+func TestMaxAbs(t *testing.T) {
+	train := csrOf([]float32{1, -1, 1}, [][]entry{{{1, -4}, {3, 500}}, {{1, 2}}, {{3, -1000}}})
+	s := mustFit(t, MaxAbs, train)
+	if s.Centred() {
+		t.Error("maxabs is centred")
+	}
+	checkCSR(t, s.Apply(train), train.Labels, [][]entry{{{1, -1}, {3, 0.5}}, {{1, 0.5}}, {{3, -1}}})
+	test := csrOf([]float32{1}, [][]entry{{{1, 8}, {2, 7}, {3, 250}, {9, 1}}})
+	checkCSR(t, s.Apply(test), test.Labels, [][]entry{{{1, 2}, {3, 0.25}}})
+}
+
+// TestStandard: (x - mean)/std with the population std, absent entries
+// counted as zeros, the mean kept exact for large offsets.
+func TestStandard(t *testing.T) {
+	// Feature 1: 1e6+1, 1e6+3 (mean 1e6+2, std 1); feature 2: 4, absent
+	// (mean 2, std 2).
+	train := csrOf([]float32{1, -1}, [][]entry{{{1, 1e6 + 1}, {2, 4}}, {{1, 1e6 + 3}}})
+	s := mustFit(t, Standard, train)
+	checkCSR(t, s.Apply(train), train.Labels, [][]entry{{{1, -1}, {2, 1}}, {{1, 1}, {2, -1}}})
+	m := s.Model()
+	if m.Mode != "standard" || !slices.Equal(m.Index, []uint32{1, 2}) ||
+		!slices.Equal(m.Shift, []float64{1e6 + 2, 2}) || !slices.Equal(m.Div, []float64{1, 2}) {
+		t.Errorf("model scaling %+v", m)
+	}
+}
+
+// TestAuto: standard for dense data, none for sparse data within [-1, 1],
+// maxabs for other sparse data.
+func TestAuto(t *testing.T) {
+	dense := csrOf([]float32{1, -1}, [][]entry{{{1, 5}, {2, 300}}, {{1, 7}, {2, 100}}})
+	if s := mustFit(t, Auto, dense); s.Mode() != Standard {
+		t.Errorf("dense: %s, want standard", s.Mode())
+	}
+	var rows [][]entry
+	for r := range 20 {
+		rows = append(rows, []entry{{uint32(r + 1), 0.5}})
+	}
+	labels := make([]float32, len(rows))
+	if s, err := Fit(Auto, csrOf(labels, rows)); err != nil || s != nil {
+		t.Errorf("sparse within [-1,1]: %v, %v; want no scaler", s, err)
+	}
+	rows[3][0].v = 40
+	if s := mustFit(t, Auto, csrOf(labels, rows)); s.Mode() != MaxAbs {
+		t.Errorf("sparse with a value 40: %s, want maxabs", s.Mode())
+	}
+	// minmax keeps zeros zero where every value is >= 0; a negative
+	// minimum centres.
+	if s := mustFit(t, MinMax, csrOf(labels, rows)); s.Centred() {
+		t.Error("minmax of nonnegative sparse data is centred")
+	}
+	for r := range rows {
+		rows[r][0].v = -rows[r][0].v
+	}
+	for _, mode := range []Mode{MinMax, Standard} {
+		_, err := Fit(mode, csrOf(labels, rows))
+		if !errors.Is(err, ErrDensify) {
+			t.Errorf("%s on sparse data: %v, want ErrDensify", mode, err)
+		}
+	}
+	if s, err := Fit(None, dense); s != nil || err != nil {
+		t.Errorf("none: %v, %v", s, err)
+	}
+	if _, err := Fit("log", dense); !errors.Is(err, ErrMode) {
+		t.Errorf("unknown mode: %v", err)
+	}
+}
+
+// TestModelRoundTrip: a scaler read back from its model form (through the
+// model file) scales every row bit for bit as the fitted one, with the
+// lookup table and with binary search.
+func TestModelRoundTrip(t *testing.T) {
+	train := csrOf([]float32{1, -1, 1}, [][]entry{{{1, -3}, {2, 0.1}, {7, 9}}, {{1, 2}, {2, 0.3}}, {{2, 0.2}, {7, -1}}})
+	test := csrOf([]float32{1, 1}, [][]entry{{{1, 5}, {2, 1}, {3, 4}, {7, 2}}, {}})
+	for _, mode := range []Mode{MaxAbs, MinMax, Standard} {
+		s := mustFit(t, mode, train)
+		back, err := FromModel(s.Model())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sparse := *back
+		sparse.slot = nil // binary search
+		for _, b := range []*Scaler{back, &sparse} {
+			if got, want := fmt.Sprint(b.Apply(test)), fmt.Sprint(s.Apply(test)); got != want {
+				t.Errorf("%s: read back scales %s, fitted scales %s", mode, got, want)
+			}
+		}
+	}
+	if _, err := FromModel(&model.Scaling{Mode: "log"}); !errors.Is(err, ErrMode) {
+		t.Errorf("FromModel of mode log: %v", err)
+	}
+	if s, err := FromModel(nil); s != nil || err != nil {
+		t.Errorf("FromModel(nil) = %v, %v", s, err)
+	}
+}
+
+// TestLookupTableBounded: a model whose one kept feature is 2^32-1 gets no
+// table of 2^32 entries.
+func TestLookupTableBounded(t *testing.T) {
+	s, err := FromModel(&model.Scaling{Mode: "maxabs", Index: []uint32{math.MaxUint32}, Shift: []float64{0}, Div: []float64{2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.slot != nil {
+		t.Fatalf("lookup table of %d entries for one feature", len(s.slot))
+	}
+	var r Row
+	x := r.Scale(s, sparsevec.Vector{Idx: []uint32{3, math.MaxUint32}, Val: []float32{1, 4}})
+	if !slices.Equal(x.Idx, []uint32{math.MaxUint32}) || !slices.Equal(x.Val, []float32{2}) {
+		t.Errorf("scaled row %v", x)
+	}
+}
+
+// TestRowAllocs: scaling a row into a sized buffer allocates nothing.
+func TestRowAllocs(t *testing.T) {
+	train := csrOf([]float32{1, -1}, [][]entry{{{1, -1}, {2, 3}}, {{2, 1}, {3, 2}}})
+	for _, mode := range []Mode{MaxAbs, MinMax, Standard} {
+		s := mustFit(t, mode, train)
+		var r Row
+		x := train.Row(1)
+		r.Scale(s, x) // size the buffer
+		if n := testing.AllocsPerRun(100, func() { r.Scale(s, x) }); n != 0 {
+			t.Errorf("%s: %v allocations per row, want 0", mode, n)
+		}
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for in, want := range map[string]Mode{"": None, "none": None, "MaxAbs": MaxAbs, "standard": Standard, "auto": Auto, "minmax": MinMax} {
+		if got, err := ParseMode(in); got != want || err != nil {
+			t.Errorf("ParseMode(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := ParseMode("zscore"); !errors.Is(err, ErrMode) {
+		t.Errorf("ParseMode(zscore): %v", err)
+	}
+}
