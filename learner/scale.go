@@ -89,3 +89,73 @@ func (s Spec) scaler(l *registration, data *sparsevec.CSR) (*scale.Scaler, *spar
 	}
 	return sc, sc.Apply(data), nil
 }
+
+// Fold returns a copy of m, a model with a scaling, whose weights take raw
+// rows: for every face w of every weight matrix,
+//
+//	w·x' + b·w_0 = Σ_j (w_j/div_j)·x_j + b·(w_0 - Σ_j w_j·shift_j/(div_j·b))
+//
+// with x'_j = (x_j - shift_j)/div_j, b the bias value and the sums over the
+// kept features; dropped features get weight 0. The copy has no scaling.
+// The arithmetic is float64, rounded to float32 once per weight, so the
+// folded model's scores equal the scaled model's up to float32 rounding.
+// Fold returns m itself when m has no scaling, and an error for a model
+// whose faces are not linear in x (a kernel perceptron, a lifted feature)
+// or that has no bias row to absorb a nonzero shift.
+func Fold(m *model.Model) (*model.Model, error) {
+	if m.Scale == nil {
+		return m, nil
+	}
+	d, err := Describe(m)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case d.NoHyperplanes != "":
+		return nil, fmt.Errorf("learner: cannot fold the scaling into a %s model: %s", m.Learner, d.NoHyperplanes)
+	case d.LiftIndex > 0:
+		return nil, fmt.Errorf("learner: cannot fold the scaling into a %s model with the %s lift: the lifted feature is not linear in x", m.Learner, d.Lift)
+	}
+	s := m.Scale
+	shifted := false
+	for _, v := range s.Shift {
+		shifted = shifted || v != 0
+	}
+	if shifted && m.Bias == 0 {
+		return nil, fmt.Errorf("learner: cannot fold a centring scaling (%s) into a model without a bias row", s.Mode)
+	}
+	out := *m
+	out.Scale = nil
+	out.Weights = make([]*sparsevec.Matrix, len(m.Weights))
+	for i, w := range m.Weights {
+		out.Weights[i] = foldMatrix(w, s, m.Bias)
+	}
+	return &out, nil
+}
+
+// foldMatrix returns w folded with s; see Fold.
+func foldMatrix(w *sparsevec.Matrix, s *model.Scaling, bias float64) *sparsevec.Matrix {
+	f := &sparsevec.Matrix{D: w.D, K: w.K, Stride: w.Stride, Data: make([]float32, len(w.Data))}
+	b0 := make([]float64, w.K) // the bias row's new weights times the bias
+	for k := range w.K {
+		b0[k] = bias * float64(w.Data[k])
+	}
+	for i, j := range s.Index {
+		if j == 0 || int(j) >= w.D {
+			continue
+		}
+		row := w.Data[int(j)*w.Stride : int(j)*w.Stride+w.K]
+		out := f.Data[int(j)*w.Stride : int(j)*w.Stride+w.K]
+		for k, v := range row {
+			out[k] = float32(float64(v) / s.Div[i])
+			b0[k] -= float64(v) * s.Shift[i] / s.Div[i]
+		}
+	}
+	for k := range w.K {
+		f.Data[k] = w.Data[k] // without a bias, row 0 scores nothing
+		if bias != 0 {
+			f.Data[k] = float32(b0[k] / bias)
+		}
+	}
+	return f
+}

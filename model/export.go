@@ -15,9 +15,15 @@ import (
 //	iterations, ovo, classes (labels separated by spaces), one
 //	"param.KEY: VALUE" line per param in key order with VALUE as a Go
 //	quoted string, matrices, counts (true or false), steps (the step
-//	count of each matrix, separated by spaces; only if m has Steps), and
+//	count of each matrix, separated by spaces; only if m has Steps),
 //	one "blob.NAME: f32=N u32=N i64=N" line per blob giving its array
-//	lengths.
+//	lengths, and, only if m has a scaling, "scale: MODE" and
+//	"scale.features: N".
+//
+// With a scaling, the weights are in the scaled space: a blank line,
+// "scaling: x' = (x - shift)/div; other features 0" and one
+// "feature:shift:div" line per kept feature follow the header (float64
+// formatting).
 //
 // Then, for each matrix, a blank line and "matrix: I", "side: S" and, for a
 // one-vs-one model, "pair: A B" with the pair's two class labels; then for
@@ -108,6 +114,24 @@ func (m *Model) ExportText(w io.Writer) error {
 		b = append(b, " i64="...)
 		b = strconv.AppendInt(b, int64(len(x.I64)), 10)
 		line()
+	}
+	if sc := m.Scale; sc != nil {
+		kv("scale")
+		b = append(b, sc.Mode...)
+		line()
+		i64("scale.features", int64(len(sc.Index)))
+		line()
+		kv("scaling")
+		b = append(b, "x' = (x - shift)/div; other features 0"...)
+		line()
+		for i, j := range sc.Index {
+			b = strconv.AppendUint(b, uint64(j), 10)
+			b = append(b, ':')
+			b = strconv.AppendFloat(b, sc.Shift[i], 'g', -1, 64)
+			b = append(b, ':')
+			b = strconv.AppendFloat(b, sc.Div[i], 'g', -1, 64)
+			line()
+		}
 	}
 
 	pi, pj := 0, 1 // current one-vs-one pair

@@ -79,7 +79,13 @@ func testModels() map[string]*Model {
 		Multiclass: true,
 		Weights:    []*sparsevec.Matrix{filled(rng, 4, 3)},
 	}
-	return map[string]*Model{"binary": bin, "double": double, "ovo": ovo, "kperceptron": kp, "multiclass": multi}
+	scaled := &Model{
+		Learner: "plume", Sides: 1, K: 2, D: 6, Bias: 1,
+		Classes: []float32{1, -1},
+		Weights: []*sparsevec.Matrix{filled(rng, 6, 2)},
+		Scale:   &Scaling{Mode: "standard", Index: []uint32{1, 3, 5}, Shift: []float64{-2.5, 0, 1e300}, Div: []float64{1, 0.125, math.SmallestNonzeroFloat64}},
+	}
+	return map[string]*Model{"binary": bin, "double": double, "ovo": ovo, "kperceptron": kp, "multiclass": multi, "scaled": scaled}
 }
 
 // diff returns "" if a and b are equal bit for bit (floats by their bits,
@@ -137,6 +143,12 @@ func diff(a, b *Model) string {
 		if d := diffF32("blob "+x.Name, x.F32, y.F32); d != "" {
 			return d
 		}
+	}
+	if (a.Scale == nil) != (b.Scale == nil) {
+		return "scaling presence differs"
+	}
+	if x, y := a.Scale, b.Scale; x != nil && (x.Mode != y.Mode || !equalSlices(x.Index, y.Index) || !equalSlices(x.Shift, y.Shift) || !equalSlices(x.Div, y.Div)) {
+		return fmt.Sprintf("scaling %+v vs %+v", x, y)
 	}
 	return ""
 }
@@ -386,6 +398,17 @@ func TestValidate(t *testing.T) {
 		{"counts K", func(m *Model) { m.Counts = [][]uint64{{1}} }, "length 1, want K = 3"},
 		{"blob name", func(m *Model) { m.Extra = []Blob{{Name: ""}} }, "blob 0 name"},
 		{"duplicate blob", func(m *Model) { m.Extra = []Blob{{Name: "a"}, {Name: "a"}} }, "duplicate blob"},
+		{"scaling mode", func(m *Model) { m.Scale = &Scaling{Mode: ""} }, "scaling mode"},
+		{"scaling lengths", func(m *Model) { m.Scale = &Scaling{Mode: "maxabs", Index: []uint32{1}} }, "one length"},
+		{"scaling order", func(m *Model) {
+			m.Scale = &Scaling{Mode: "maxabs", Index: []uint32{2, 2}, Shift: []float64{0, 0}, Div: []float64{1, 1}}
+		}, "ascending"},
+		{"scaling divisor", func(m *Model) {
+			m.Scale = &Scaling{Mode: "maxabs", Index: []uint32{2}, Shift: []float64{0}, Div: []float64{0}}
+		}, "divisor 0"},
+		{"scaling NaN shift", func(m *Model) {
+			m.Scale = &Scaling{Mode: "maxabs", Index: []uint32{2}, Shift: []float64{math.NaN()}, Div: []float64{1}}
+		}, "shift NaN"},
 	}
 	if err := testModels()["binary"].Validate(); err != nil {
 		t.Fatalf("valid model: %v", err)

@@ -69,6 +69,9 @@ func (c *checkpointFlags) apply(o *trainOptions, stderr io.Writer) error {
 		if m.Learner != learner.CPM {
 			return fmt.Errorf("--init %s: the model was trained by %s; a warm start needs a cpm model", c.init, m.Learner)
 		}
+		if stream && m.Scale != nil {
+			return usagef("--init %s: the model was trained with --scale %s, and --stream trains on rows as they are; continue it without --stream", c.init, m.Scale.Mode)
+		}
 		o.cpm.Init = m
 		if o.cpm.Lambda == 0 {
 			t := o.cpm.Iterations

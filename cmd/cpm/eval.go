@@ -310,7 +310,7 @@ func sum(v []int64) int64 {
 	return s
 }
 
-const exportUsage = "cpm export -m MODEL [-o TEXT]"
+const exportUsage = "cpm export -m MODEL [--raw-space] [-o TEXT]"
 
 // runExport implements "cpm export". Once ctx is cancelled its writes
 // fail with ctx's error, which it returns.
@@ -318,6 +318,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	fs := newFlags("export", stderr, exportUsage)
 	modelPath := fs.String("m", "", "model `file`")
 	out := fs.String("o", "", "write the text to `file`, replaced atomically (default, or -, standard output)")
+	rawSpace := fs.Bool("raw-space", false, "for a model trained with --scale: fold the scaling into the weights, so that they apply to raw rows (learners with linear faces)")
 	mem := addMemoryFlag(fs)
 	defer mem.annotate(&err)
 	if err := parse(fs, args); err != nil {
@@ -338,6 +339,11 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if *rawSpace {
+		if m, err = learner.Fold(m); err != nil {
+			return fmt.Errorf("--raw-space: %w", err)
+		}
 	}
 	if *out == "" {
 		*out = "-"

@@ -15,6 +15,7 @@ import (
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/scale"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -43,8 +44,10 @@ type inspection struct {
 	FaceRule   string            `json:"face_rule"`
 	Data       string            `json:"data,omitempty"`
 	Rows       int64             `json:"rows,omitempty"`
+	Scale      string            `json:"scale,omitempty"` // the model's scaling; its weights are in the scaled space
 	Polytopes  []inspectPolytope `json:"polytopes"`
 	desc       *learner.Description
+	scaler     *scale.Scaler
 }
 
 // inspectPolytope is one weight matrix: a CPM polytope, or the hyperplanes
@@ -156,6 +159,12 @@ func inspectModel(ctx context.Context, m *model.Model, top int) (*inspection, er
 		Params: m.Params, Lambda: m.Lambda, Entropy: m.Entropy, Iterations: m.Iterations, Seed: m.Seed,
 		Form: "binary", Rule: d.Rule, FaceRule: d.FaceRule, Lift: d.Lift, Pairs: d.Pairs, desc: d,
 	}
+	if in.scaler, err = scale.FromModel(m.Scale); err != nil {
+		return nil, err
+	}
+	if m.Scale != nil {
+		in.Scale = m.Scale.Mode
+	}
 	switch {
 	case m.OvO:
 		in.Form = "one-vs-one"
@@ -258,6 +267,7 @@ func (in *inspection) assign(ctx context.Context, m *model.Model, path string, o
 		limit = in.desc.LiftIndex
 	}
 	bias := float32(m.Bias)
+	var scaled scale.Row
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -271,7 +281,11 @@ func (in *inspection) assign(ctx context.Context, m *model.Model, path string, o
 		}
 		for r := 0; r < b.Rows(); r++ {
 			in.Rows++
-			x := b.Row(r).Below(limit)
+			x := b.Row(r)
+			if in.scaler != nil {
+				x = scaled.Scale(in.scaler, x)
+			}
+			x = x.Below(limit)
 			var z float32 // the lifted feature ‖x‖²
 			if in.desc.LiftIndex > 0 {
 				for _, v := range x.Val[:len(x.Idx)] {
@@ -350,6 +364,9 @@ func (in *inspection) printHeader(w io.Writer) {
 		fmt.Fprintf(w, ", lifted feature %s at row %d", in.Lift, in.desc.LiftIndex)
 	}
 	fmt.Fprintf(w, "); bias value %g\n", in.Bias)
+	if in.scaler != nil {
+		fmt.Fprintf(w, "scaling   %s on %d features: the weights below are in the scaled space x' = (x - shift)/div (cpm export --raw-space folds it into them)\n", in.Scale, in.scaler.Features())
+	}
 	fmt.Fprintf(w, "classes   %s\n", in.classText())
 	fmt.Fprintf(w, "sides     %d\n", in.Sides)
 	if len(in.Pairs) > 0 {

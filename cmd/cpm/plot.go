@@ -131,6 +131,13 @@ func runPlotRegions(ctx context.Context, args []string, stderr io.Writer) (err e
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// The face lines are drawn in the raw space of the data: a scaled
+	// model's weights are folded; without a linear fold, no lines.
+	if folded, err := learner.Fold(m); err == nil {
+		m = folded
+	} else {
+		g.lines = false
+	}
 	p, legend := regionsPlot(m, g, pred, data, *grid, *noFaces)
 	p.Title.Text = *title
 	if *title == "" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/polyhedral/cpm/input"
 	"github.com/polyhedral/cpm/learner"
+	"github.com/polyhedral/cpm/scale"
 	"github.com/polyhedral/cpm/model"
 )
 
@@ -192,6 +193,8 @@ func (o *trainOptions) validate() error {
 		return usagef("--select-folds %d: want at least 2", o.selectFolds)
 	case o.stream && (o.spec.Name != learner.CPM || o.cpm.OvO):
 		return usagef("--stream is for binary cpm training; %s needs the data in memory", o.describe)
+	case o.stream && o.spec.Scale != scale.Auto && o.spec.Scale != scale.None:
+		return usagef("--scale %s fits its statistics on the data in memory; --stream trains on rows as they are: scale the data first, or drop --stream", o.spec.Scale)
 	case o.progressEvery < 0:
 		return usagef("--progress-every %d: want >= 1 (or 0 for the default)", o.progressEvery)
 	}
@@ -210,6 +213,9 @@ func (o *trainOptions) setLearner() error {
 		return err
 	}
 	o.spec, o.ks, o.seed, o.describe = spec, lf.k, lf.seed, lf.describe()
+	if o.stream && spec.Scale == scale.Auto {
+		o.spec.Scale = scale.None // --stream trains on rows as they are
+	}
 	// o.cpm points into o.spec for a CPM run; for other learners it is a
 	// scratch value that nothing reads, so that the CPM-only settings
 	// (progress, validation, checkpoints) need no test of the learner.

@@ -40,6 +40,7 @@ type trainMetrics struct {
 	TestSeconds    float64           `json:"test_seconds,omitempty"`
 	TestError      *float64          `json:"test_error,omitempty"`
 	ValidError     *float64          `json:"validation_error,omitempty"` // with --holdout or --valid: the model's error on the validation rows
+	Scale          string            `json:"scale,omitempty"` // the scaling fitted and stored in the model (omitted: none)
 	K              int               `json:"k"`
 	Lambda         float64           `json:"lambda,omitempty"`
 	Entropy        float64           `json:"entropy,omitempty"`
@@ -117,6 +118,12 @@ func (m *inputMetrics) print(w io.Writer) {
 func (o *trainOptions) report(stderr io.Writer, m *model.Model, rep *learner.Report, met *trainMetrics) error {
 	met.TrainSeconds, met.Epochs, met.Converged, met.Mistakes = rep.Seconds, rep.Epochs, rep.Converged, rep.Mistakes
 	met.Support, met.Hyperplanes = rep.Support, rep.Hyperplanes
+	if m.Scale != nil {
+		met.Scale = m.Scale.Mode
+		if !o.quiet {
+			fmt.Fprintf(stderr, "scaled features: %s on %d features, fitted on the training rows and stored in the model\n", m.Scale.Mode, len(m.Scale.Index))
+		}
+	}
 	met.K, met.Lambda, met.Entropy = m.K, m.Lambda, m.Entropy
 	switch {
 	case rep.CPM != nil:
