@@ -346,8 +346,6 @@ func TestRunSeedsAndData(t *testing.T) {
 	}
 }
 
-
-
 func TestRunFitError(t *testing.T) {
 	data := blobs(30, 2, 1)
 	errBoom := errors.New("boom")

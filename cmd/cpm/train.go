@@ -10,8 +10,8 @@ import (
 
 	"github.com/polyhedral/cpm/input"
 	"github.com/polyhedral/cpm/learner"
-	"github.com/polyhedral/cpm/scale"
 	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/scale"
 )
 
 // labelFlag is an optional float32 label.

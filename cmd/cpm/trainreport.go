@@ -40,7 +40,7 @@ type trainMetrics struct {
 	TestSeconds    float64           `json:"test_seconds,omitempty"`
 	TestError      *float64          `json:"test_error,omitempty"`
 	ValidError     *float64          `json:"validation_error,omitempty"` // with --holdout or --valid: the model's error on the validation rows
-	Scale          string            `json:"scale,omitempty"` // the scaling fitted and stored in the model (omitted: none)
+	Scale          string            `json:"scale,omitempty"`            // the scaling fitted and stored in the model (omitted: none)
 	K              int               `json:"k"`
 	Lambda         float64           `json:"lambda,omitempty"`
 	Entropy        float64           `json:"entropy,omitempty"`
