@@ -10,7 +10,7 @@ import (
 
 // scaleFlag is --scale, read by every learner: the scaling fitted on the
 // training rows and stored in the model (package scale).
-var scaleFlag = flagDef{Name: "scale", Kind: stringFlag, Default: string(scale.None),
+var scaleFlag = flagDef{Name: "scale", Kind: stringFlag, Default: string(scale.Auto),
 	Usage: "feature scaling fitted on the training rows and stored in the model: none, maxabs (x/max|x|, keeps zeros zero), minmax (to [0,1]), standard ((x-mean)/std), or auto (standard for dense data, none for sparse data within [-1,1], else maxabs)",
 	Check: func(f *Flags) error {
 		_, err := scale.ParseMode(f.String("scale"))
