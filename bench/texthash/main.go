@@ -40,6 +40,10 @@
 //   - Texts are decoded from the corpus's JSON by encoding/json, which
 //     replaces invalid UTF-16 surrogates with U+FFFD; neither is a word
 //     character, so tokens are unaffected.
+//
+// None of these occurs in the SpamAssassin corpus: sklearn_check.py, run
+// with Debian's python3-sklearn (scikit-learn 1.2.1), finds all 6046 rows
+// identical to HashingVectorizer's (same columns, same float32 values).
 package main
 
 import (
