@@ -139,6 +139,9 @@ func (o *trainOptions) trainInMemory(ctx context.Context, stderr io.Writer, met 
 	if err != nil {
 		return nil, nil, o.ckpt.interrupted(err, o.args, stderr)
 	}
+	if err := o.hints(stderr, data, m, rep); err != nil {
+		return nil, nil, err
+	}
 	return m, rep, nil
 }
 
