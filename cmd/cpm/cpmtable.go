@@ -3,23 +3,26 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/polyhedral/cpm/input"
 	"github.com/polyhedral/cpm/internal/summary"
+	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
+	"github.com/polyhedral/cpm/tune"
 )
 
 const cpmTableUsage = `cpm bench cpm-table [--data DIR] [--runs R] [--only NAME] [--tune] [--json FILE]
@@ -355,12 +358,12 @@ func runTableRow(ctx context.Context, row *tableRow, cfg sgd.Config, stream bool
 	return nil
 }
 
-// tuneSet runs the section 5.1 grid on a validation split: ValRows rows
-// drawn at random (seed 1) from the training set are held out, the rest
-// trains; as in section 5.1, λ over {1, 10, ..., 10⁴}/T (C over {1, 0.1,
-// ..., 0.0001}) with h = 0, then h over hGrid(K) at the best C. It prints
-// the validation error of every point and returns the best C and h (the
-// first met on ties).
+// tuneSet runs the section 5.1 search (tune.PaperSearch) on a validation
+// split: ValRows rows drawn at random (seed 1) from the training set are
+// held out, the rest trains with seed 1; as in section 5.1, λ over {1, 10,
+// ..., 10⁴}/T (C over {1, 0.1, ..., 0.0001}) with h = 0, then h over
+// tune.PaperH(K) at the best C. It prints the validation error of every
+// point and returns the best C and h (the first met on ties).
 func tuneSet(ctx context.Context, w io.Writer, logf func(string, ...any), set tableSet, train string) (bestC, bestH float64, err error) {
 	data, err := reader.Load(train)
 	if err != nil {
@@ -369,59 +372,53 @@ func tuneSet(ctx context.Context, w io.Writer, logf func(string, ...any), set ta
 	perm := permutationOf(data.Rows(), 1)
 	val := data.Permute(perm[:set.ValRows])
 	fit := data.Permute(perm[set.ValRows:])
-	bestErr := math.Inf(1)
-	try := func(c, h float64) error {
-		cfg := set.Cfg
-		cfg.C, cfg.Entropy, cfg.Seed = c, h, 1
-		m, _, err := sgd.Train(ctx, cfg, fit, nil)
-		if err != nil {
-			return err
-		}
-		e, err := modelError(m, val)
-		if err != nil {
-			return err
-		}
-		e *= 100 // percent
-		fmt.Fprintf(w, "  C=%-6g h=%.3f  validation error %.3f%%\n", c, h, e)
-		logf("%s: C=%g h=%.3f: %.3f%%\n", set.Name, c, h, e)
-		if e < bestErr {
-			bestC, bestH, bestErr = c, h, e
-		}
-		return nil
+	base, err := cpmFlags(set.Cfg)
+	if err != nil {
+		return 0, 0, err
+	}
+	cfg := tune.Config{Valid: val, Seeds: 1, Seed: 1, Progress: func(r *tune.Row, _, _ int) {
+		c, h := pointCH(r.Point)
+		logf("%s: C=%g h=%.3f: %.3f%%\n", set.Name, c, h, r.ErrorMean)
+	}}
+	build := func(f *learner.Flags) (learner.Spec, error) { return learner.Build(learner.CPM, f) }
+	p, err := tune.PaperSearch(ctx, cfg, fit, base, build)
+	if err != nil {
+		return 0, 0, err
 	}
 	fmt.Fprintf(w, "\n%s validation grid (%d held-out rows, K=%d, T=%d):\n", set.Name, set.ValRows, set.Cfg.K, set.Cfg.Iterations)
-	for _, c := range []float64{1, 0.1, 0.01, 0.001, 0.0001} {
-		if err := try(c, 0); err != nil {
-			return 0, 0, err
-		}
+	for _, r := range p.Rows {
+		c, h := pointCH(r.Point)
+		fmt.Fprintf(w, "  C=%-6g h=%.3f  validation error %.3f%%\n", c, h, r.ErrorMean)
 	}
-	c := bestC
-	for _, h := range hGrid(set.Cfg.K) {
-		if err := try(c, h); err != nil {
-			return 0, 0, err
-		}
-	}
-	fmt.Fprintf(w, "  chosen: C=%g h=%.3f (validation error %.3f%%)\n", bestC, bestH, bestErr)
+	best := p.Rows[p.Chosen]
+	bestC, bestH = pointCH(best.Point)
+	fmt.Fprintf(w, "  chosen: C=%g h=%.3f (validation error %.3f%%)\n", bestC, bestH, best.ErrorMean)
 	return bestC, bestH, nil
 }
 
-// hGrid returns section 5.1's entropy targets after h = 0, "log K/10,
-// log 2K/10, ..., log 9K/10", read as ln(iK/10): the entropy (nats) of
-// assignments spread evenly over iK/10 faces, the form in which the
-// authors' tool reports its target (exp h, an effective number of faces).
-// Targets that are not positive (ln 1 = 0 for K = 10) are left out; the
-// rest increase strictly with i. The other reading, (i/10)·ln K, would stop
-// at 0.9 ln 20 = 2.70 for K = 20 and spend most points on targets below the
-// entropy plain argmax already reaches.
-func hGrid(k int) []float64 {
-	var g []float64
-	for i := 1; i <= 9; i++ {
-		h := math.Log(float64(i*k) / 10)
-		if h > 0 {
-			g = append(g, h)
+// cpmFlags returns the learner flags of a CPM trained with cfg's K, T, C,
+// λ, h and sidedness (its other settings at their defaults).
+func cpmFlags(cfg sgd.Config) (*learner.Flags, error) {
+	fs := flag.NewFlagSet("cpm-table", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f := learner.AddFlags(fs)
+	for _, s := range [][2]string{
+		{"k", strconv.Itoa(cfg.K)}, {"iterations", strconv.FormatInt(cfg.Iterations, 10)},
+		{"C", strconv.FormatFloat(cfg.C, 'g', -1, 64)}, {"lambda", strconv.FormatFloat(cfg.Lambda, 'g', -1, 64)},
+		{"entropy", strconv.FormatFloat(cfg.Entropy, 'g', -1, 64)}, {"double-sided", strconv.FormatBool(cfg.DoubleSided)},
+	} {
+		if err := f.Set(s[0], s[1]); err != nil {
+			return nil, err
 		}
 	}
-	return g
+	return f, nil
+}
+
+// pointCH returns the C and h of a point of the section 5.1 search.
+func pointCH(p tune.Point) (c, h float64) {
+	cs, _ := p.Value("C")
+	hs, _ := p.Value("entropy")
+	return cs.Num, hs.Num
 }
 
 // permutationOf returns a seeded permutation of 0..n-1.

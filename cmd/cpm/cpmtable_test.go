@@ -3,6 +3,8 @@ package main
 import (
 	"math"
 	"testing"
+
+	"github.com/polyhedral/cpm/tune"
 )
 
 // The entropy grid of section 5.1 is ln(iK/10), i = 1..9: the entropy of
@@ -17,7 +19,7 @@ func TestHGrid(t *testing.T) {
 		{100, []float64{10, 20, 30, 40, 50, 60, 70, 80, 90}},
 		{4, []float64{1.2, 1.6, 2, 2.4, 2.8, 3.2, 3.6}},
 	} {
-		g := hGrid(tc.k)
+		g := tune.PaperH(tc.k)
 		if len(g) != len(tc.faces) {
 			t.Fatalf("K=%d: grid %v, want ln of %v", tc.k, g, tc.faces)
 		}

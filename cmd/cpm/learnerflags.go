@@ -2,6 +2,9 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/polyhedral/cpm/learner"
@@ -30,11 +33,21 @@ func addLearnerFlags(fs *flag.FlagSet) *learnerFlags {
 
 // build returns the learner spec the flags describe, or a usage error.
 func (l *learnerFlags) build() (learner.Spec, error) {
-	s, err := learner.Build(l.name, l.flags)
+	s, err := l.buildWith(l.flags)
+	if err == nil {
+		l.k = l.flags.Ints("k")
+	}
+	return s, err
+}
+
+// buildWith returns the learner spec that f describes with the learner,
+// label and seed of l (f: l's flags, or a copy with other values, as cpm
+// tune's points are), or a usage error.
+func (l *learnerFlags) buildWith(f *learner.Flags) (learner.Spec, error) {
+	s, err := learner.Build(l.name, f)
 	if err != nil {
 		return s, usageError{err}
 	}
-	l.k = l.flags.Ints("k")
 	if l.label.set {
 		v := l.label.v
 		s.Label = &v
@@ -44,3 +57,35 @@ func (l *learnerFlags) build() (learner.Spec, error) {
 
 // describe returns a short description of the learner for log lines.
 func (l *learnerFlags) describe() string { return learner.Summary(l.name, l.flags) }
+
+// badValueRE matches the flag package's error for a value a flag does not
+// parse.
+var badValueRE = regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -(\S+): `)
+
+// listHint returns err, from parsing the flags of fs, with a hint when it
+// is a list given to a flag that takes one number: such a flag takes a list
+// only in cpm tune's --grid.
+func listHint(fs *flag.FlagSet, err error) error {
+	m := badValueRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	value, uerr := strconv.Unquote(m[1])
+	f := fs.Lookup(m[2])
+	if uerr != nil || f == nil || !strings.Contains(value, ",") {
+		return err
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return err
+	}
+	switch g.Get().(type) {
+	case float64, int64, int, uint64, uint:
+	default:
+		return err
+	}
+	if name, ok := learner.NumericFlag(m[2]); ok {
+		return fmt.Errorf("%w; -%s takes one number: to search a list use cpm tune --grid '%s=%s'", err, m[2], name, value)
+	}
+	return fmt.Errorf("%w; -%s takes one number, not a list", err, m[2])
+}

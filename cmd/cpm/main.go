@@ -11,6 +11,7 @@
 //	cpm convert IN -o OUT                             any format -> any format (LIBSVM, Arrow, Parquet, cache)
 //	cpm shard   -n N --shuffle IN OUTDIR              shuffled shards of an input larger than memory
 //	cpm gen     NAME -o OUT                           generated data at the papers' scale
+//	cpm tune    --grid 'NAME=V1,V2 ...' DATA          hyperparameter search by CV or holdout
 //	cpm bench   seeds | cpm-table                     the papers' tables, ours beside theirs
 //	cpm inspect MODEL [--top N] [--data FILE]         what a model learned, face by face
 //	cpm plot    regions | curve                       decision regions (2-D) or a training curve (PNG)
@@ -68,6 +69,9 @@ usage:
                                                     cache (.cpmcache)
   cpm cv      [--learner NAME] [-r R] [-f F] [--scale01] DATA
                                                     repeated stratified k-fold cross-validation
+  cpm tune    --grid 'NAME=V1,V2 ...' [-r R -f F | --holdout FRAC | --valid F] [-o MODEL] DATA
+                                                    hyperparameter search over a grid of learner
+                                                    flags (or --protocol paper), by CV or holdout
   cpm gen     NAME [--rows N] [--seed S] -o OUT     generated data (cpm gen --help lists the names)
   cpm shard   -n N [--shuffle --seed S] IN OUTDIR   split data into N compressed shards
   cpm bench   seeds [--data DIR]                    the seed papers' tables, side by side
@@ -162,6 +166,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runConvert(ctx, rest, stdout, stderr)
 	case "cv":
 		err = runCV(ctx, rest, stdout, stderr)
+	case "tune":
+		err = runTune(ctx, rest, stdout, stderr)
 	case "gen":
 		err = runGen(ctx, rest, stdout, stderr)
 	case "shard":
@@ -333,7 +339,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return usageError{err}
+		return usageError{listHint(fs, err)}
 	}
 	return nil
 }

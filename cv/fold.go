@@ -1,0 +1,71 @@
+package cv
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// FoldStats is what one fit of a cross-validation contributes to its
+// Result: test and training mistakes, the fit's time and size.
+type FoldStats struct{ s foldStats }
+
+// Scratch holds the reusable fold buffers of one goroutine running folds
+// with RunFold. The zero value is ready to use.
+type Scratch struct{ s scratch }
+
+// Plan is the fold assignment of every repetition of a cross-validation
+// run: Assign[rep][row] is the fold of row in repetition rep, as Run
+// draws it (Splits with SplitSeed).
+type Plan struct {
+	Config Config // with its defaults filled in
+	Assign [][]int
+}
+
+// NewPlan checks cfg against data as Run does and draws the folds of
+// every repetition. Running every (rep, fold) of the plan with RunFold and
+// passing the stats in (rep, fold) order to Summarize gives the figures
+// Run gives (all but Seconds).
+func NewPlan(cfg Config, data *sparsevec.CSR) (*Plan, error) {
+	if data == nil || data.Rows() == 0 {
+		return nil, ErrNoData
+	}
+	cfg, err := cfg.withDefaults(data.Rows())
+	if err != nil {
+		return nil, err
+	}
+	for r, y := range data.Labels {
+		if math.IsNaN(float64(y)) || math.IsInf(float64(y), 0) {
+			return nil, fmt.Errorf("%w: row %d has label %v", ErrLabel, r, y)
+		}
+	}
+	p := &Plan{Config: cfg, Assign: make([][]int, cfg.Reps)}
+	for r := range p.Assign {
+		p.Assign[r] = Splits(data.Labels, cfg.Folds, SplitSeed(cfg.Seed, r))
+	}
+	return p, nil
+}
+
+// RunFold trains fit on every fold of repetition rep but fold, with seed
+// FitSeed(Config.Seed, rep, fold), and scores it on fold, exactly as Run
+// does. s is the caller's scratch space: RunFold calls from several
+// goroutines need one each. An error of fit is returned as a *FitError.
+func (p *Plan) RunFold(ctx context.Context, data *sparsevec.CSR, rep, fold int, fit Fit, s *Scratch) (FoldStats, error) {
+	st, err := runFold(ctx, p.Config, data, p.Assign[rep], rep, fold, fit, &s.s)
+	if err != nil {
+		return FoldStats{}, &FitError{Rep: rep, Fold: fold, Err: err}
+	}
+	return FoldStats{st}, nil
+}
+
+// Summarize returns the Result of the stats of every fold of the plan in
+// (rep, fold) order; Seconds is left 0.
+func (p *Plan) Summarize(stats []FoldStats, rows int) *Result {
+	in := make([]foldStats, len(stats))
+	for i, s := range stats {
+		in[i] = s.s
+	}
+	return summarize(in, p.Config.Reps, p.Config.Folds, rows)
+}
