@@ -10,11 +10,11 @@ import (
 )
 
 // Every fold of a Plan run with RunFold and summarised gives Run's
-// result, scaled or not, in any order of the folds.
+// result, in any order of the folds.
 func TestPlanMatchesRun(t *testing.T) {
 	data := blobs(120, 4, 3)
-	for _, scale := range []bool{false, true} {
-		cfg := Config{Reps: 3, Folds: 4, Seed: 9, Scale01: scale}
+	{
+		cfg := Config{Reps: 3, Folds: 4, Seed: 9}
 		want, err := Run(context.Background(), cfg, data, centroidFit)
 		if err != nil {
 			t.Fatal(err)
@@ -31,7 +31,7 @@ func TestPlanMatchesRun(t *testing.T) {
 			}
 		}
 		if got := p.Summarize(stats, data.Rows()); !reflect.DeepEqual(untimed(got), untimed(want)) {
-			t.Errorf("scale %v: plan %+v, Run %+v", scale, untimed(got), untimed(want))
+			t.Errorf("plan %+v, Run %+v", untimed(got), untimed(want))
 		}
 	}
 }

@@ -30,7 +30,7 @@ type Candidate struct {
 // Valid.
 type Config struct {
 	// CV, if set, is the cross-validation of every point (Reps, Folds,
-	// Scale01, Seed; its Workers and Progress are not used).
+	// Seed; its Workers and Progress are not used).
 	CV *cv.Config
 	// Valid is the validation set when CV is nil.
 	Valid *sparsevec.CSR
