@@ -13,26 +13,24 @@ import (
 // result, in any order of the folds.
 func TestPlanMatchesRun(t *testing.T) {
 	data := blobs(120, 4, 3)
-	{
-		cfg := Config{Reps: 3, Folds: 4, Seed: 9}
-		want, err := Run(context.Background(), cfg, data, centroidFit)
-		if err != nil {
+	cfg := Config{Reps: 3, Folds: 4, Seed: 9}
+	want, err := Run(context.Background(), cfg, data, centroidFit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(cfg, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := make([]FoldStats, 12)
+	var s Scratch
+	for t0 := len(stats) - 1; t0 >= 0; t0-- {
+		if stats[t0], err = p.RunFold(context.Background(), data, t0/4, t0%4, centroidFit, &s); err != nil {
 			t.Fatal(err)
 		}
-		p, err := NewPlan(cfg, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stats := make([]FoldStats, 12)
-		var s Scratch
-		for t0 := len(stats) - 1; t0 >= 0; t0-- {
-			if stats[t0], err = p.RunFold(context.Background(), data, t0/4, t0%4, centroidFit, &s); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if got := p.Summarize(stats, data.Rows()); !reflect.DeepEqual(untimed(got), untimed(want)) {
-			t.Errorf("plan %+v, Run %+v", untimed(got), untimed(want))
-		}
+	}
+	if got := p.Summarize(stats, data.Rows()); !reflect.DeepEqual(untimed(got), untimed(want)) {
+		t.Errorf("plan %+v, Run %+v", untimed(got), untimed(want))
 	}
 }
 
