@@ -23,8 +23,7 @@ var cpmLearner = &registration{
 				}
 				return nil
 			}},
-		{Name: "C", Kind: floatFlag, Default: "1", Usage: "regularisation factor: lambda = 1/(C*T) unless --lambda is given",
-			Check: positive("-C", "C", "")},
+		defaultFloat("C", "regularisation factor: lambda = 1/(C*T) as in the CPM paper, unless --lambda is given; with neither, lambda = 1/n for n training rows (SVM's C = 1), or 1/T with --stream"),
 		lambdaFlag("L2 regularisation lambda (overrides -C)"),
 		{Name: "entropy", Kind: floatFlag, Default: "0", Usage: "ASSIGN target assignment entropy h in nats (0 = plain argmax)",
 			Check: finiteNonNeg("--entropy", "entropy", " (nats; 0 = plain argmax)")},
@@ -43,7 +42,7 @@ var cpmLearner = &registration{
 		biasFlag,
 	},
 	configure: func(f *Flags) (any, error) {
-		c := &CPMConfig{OvO: f.Bool("ovo")}
+		c := &CPMConfig{OvO: f.Bool("ovo"), DefaultLambda: true}
 		c.K, c.Iterations = firstK(f), f.Int64("iterations")
 		c.C, c.Lambda, c.Entropy, c.CostRatio = f.Float("C"), f.Float("lambda"), f.Float("entropy"), f.Float("cost_ratio")
 		c.Reshuffle, c.DoubleSided, c.Workers = f.Bool("reshuffle"), f.Bool("double-sided"), f.Int("workers")
@@ -68,6 +67,9 @@ func trainCPM(ctx context.Context, s Spec, data *sparsevec.CSR, rep *Report) (*m
 	c := config[CPMConfig](s.Config)
 	if c.MaxMemory == 0 {
 		c.MaxMemory = s.MaxMemory
+	}
+	if c.DefaultLambda && c.Lambda == 0 && c.C == 0 && data.Rows() > 0 {
+		c.Lambda = 1 / float64(data.Rows())
 	}
 	var (
 		m   *model.Model

@@ -66,6 +66,16 @@ type Spec struct {
 type CPMConfig struct {
 	sgd.Config
 	OvO bool // one-vs-one multiclass
+
+	// DefaultLambda, when Lambda and C are both 0, sets λ = 1/n for the
+	// n training rows instead of sgd's 1/T: the Pegasos objective
+	// λ/2‖W‖² + (1/n)Σ hinge is then the SVM objective with C = 1, a
+	// regularisation that holds whatever T is. The CPM paper's λ = 1/(C·T)
+	// ties λ to the step budget, which suits its large sets (T of a few
+	// epochs) and overfits a table of a few hundred rows trained for 10 M
+	// steps (bench/RESULTS.md, "Defaults on raw data"). cpm train and cv
+	// set it; the paper's figures are reproduced with an explicit -C.
+	DefaultLambda bool
 }
 
 // CPM returns the CPM configuration of s, a CPM spec, creating it if

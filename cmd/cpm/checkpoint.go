@@ -30,7 +30,7 @@ type checkpointFlags struct {
 
 func addCheckpointFlags(fs *flag.FlagSet) *checkpointFlags {
 	c := &checkpointFlags{every: everyFlag{d: defaultCheckpointEvery}}
-	fs.StringVar(&c.init, "init", "", "cpm: warm start: continue training the cpm model in `file` (same K, sides, labels and bias; new features start at zero; its SGD step count carries on). Give --lambda: the default 1/(C*T) depends on this run's -i")
+	fs.StringVar(&c.init, "init", "", "cpm: warm start: continue training the cpm model in `file` (same K, sides, labels, bias and scaling; new features start at zero; its SGD step count carries on). Without --lambda and -C it keeps the model's lambda; with -C, lambda = 1/(C*T) with this run's -i")
 	fs.StringVar(&c.checkpoint, "checkpoint", "", "cpm, in-memory data: write checkpoints of the training state to `file` (atomically), also on SIGINT/SIGTERM; continue with --resume")
 	fs.Var(&c.every, "checkpoint-every", "with --checkpoint: snapshot each polytope every `N` SGD steps, or at a time interval such as 30s or 5m")
 	fs.StringVar(&c.resume, "resume", "", "cpm: continue the run that wrote checkpoint `file`; give the same flags and data as that run (the final model is byte-identical to an uninterrupted run)")
@@ -73,16 +73,15 @@ func (c *checkpointFlags) apply(o *trainOptions, stderr io.Writer) error {
 			return usagef("--init %s: the model was trained with --scale %s, and --stream trains on rows as they are; continue it without --stream", c.init, m.Scale.Mode)
 		}
 		o.cpm.Init = m
+		if o.cpm.Lambda == 0 && o.cpm.C == 0 {
+			o.cpm.Lambda = m.Lambda // with neither --lambda nor -C, continue the same objective
+		}
 		if o.cpm.Lambda == 0 {
 			t := o.cpm.Iterations
 			if t == 0 {
 				t = 10_000_000
 			}
-			cc := o.cpm.C
-			if cc == 0 {
-				cc = 1
-			}
-			if l := 1 / (cc * float64(t)); l != m.Lambda {
+			if l := 1 / (o.cpm.C * float64(t)); l != m.Lambda {
 				fmt.Fprintf(stderr, "cpm train: note: --init without --lambda: this run uses lambda = 1/(C*T) = %g, the initial model was trained with %g; add --lambda %g to keep its objective\n", l, m.Lambda, m.Lambda)
 			}
 		}
