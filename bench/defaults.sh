@@ -39,7 +39,7 @@
 set -euo pipefail
 
 mode=${1:-defaults}
-CPM=${CPM:-/tmp/cpm-distort}
+CPM=${CPM:-bench/out/cpm}
 REPS=${REPS:-10}
 FOLDS=${FOLDS:-10}
 SEED=${SEED:-1}
@@ -166,22 +166,19 @@ run_defaults() {
 # data (the kernel width, the regularisation).
 grid() {
 	case $1 in
-	cpm) echo 'lambda=1e-6,1e-5,1e-4,1e-3,1e-2,1e-1 k=1,5,10' ;;
-	perceptron) echo 'epochs=10,100,1000 lift=none,quadratic' ;;
-	kperceptron) echo 'kernel=rbf sigma=1e-2,1e-1,1,10,100,1e3,1e4,1e5' ;;
-	polyceptron-online) echo 'k=2,3,4 epochs=100,1000 step=0.1,1' ;;
-	polyceptron-batch) echo 'k=2,3,4 poly-gamma=1,10,50,100 restarts=1,10' ;;
-	plume) echo 'k=2,3,4 plume-gamma=0.1,1,10 restarts=1,10' ;;
-	spla1) echo 'k=2,3,4 lambda=0,1e-4,1e-2 restarts=1,10' ;;
+	cpm) echo 'iterations=1000000 lambda=1e-5..1e-1x5 k=1,10' ;;
+	perceptron) echo 'epochs=10,100 lift=none,quadratic' ;;
+	kperceptron) echo 'kernel=rbf sigma=0.3,1,3,10' ;;
+	polyceptron-online) echo 'k=2,3 epochs=100,1000' ;;
+	polyceptron-batch) echo 'k=2,3 poly-gamma=1,10,50' ;;
+	plume) echo 'k=2,3 plume-gamma=0.1,1,10' ;;
+	spla1) echo 'k=2,3 lambda=0,1e-4,1e-2' ;;
 	*) echo "" ;;
 	esac
 }
 
-# tuned_cell: written against the interface announced for `cpm tune`
-# (cpm tune --learner L --grid 'name=v1,v2 name=...' -r R -f F [--seed S]
-# --json FILE DATA: prints a table and a chosen point). NOT YET RUN: `cpm
-# tune` does not exist on the branch this script was written on; check the
-# flag names and the JSON fields (read in the table mode) once it lands.
+# run_tuned: cpm tune --learner L --grid G -r REPS -f FOLDS --seed SEED
+# --json FILE DATA for every learner, set and variant.
 run_tuned() {
 	mkdir -p "$TUNED"
 	local learner set variant data g
@@ -240,12 +237,10 @@ def cell(d, v):
     p = os.path.join(d, f"{s}.{v}.{l}")
     if os.path.exists(p + ".json"):
         j = json.load(open(p + ".json"))
-        # cpm cv: accuracy_mean; cpm tune: the chosen point (field names as
-        # announced; adjust when cpm tune lands).
-        for k in ("chosen", "best"):
-            if isinstance(j.get(k), dict):
-                c = j[k]
-                return c.get("accuracy_mean", c.get("accuracy")), c.get("flags", c.get("point", ""))
+        # cpm cv: accuracy_mean; cpm tune: the chosen point's.
+        if "points" in j:
+            c = next(p for p in j["points"] if p["point"] == j["chosen"])
+            return c["accuracy_mean"], j.get("chosen_flags", "")
         return j.get("accuracy_mean"), ""
     if os.path.exists(p + ".err"):
         return "refused", ""
