@@ -108,7 +108,7 @@ func (f *Flags) Names(learnerName string) []string {
 		return nil
 	}
 	var out []string
-	for _, d := range l.flags {
+	for _, d := range append(slices.Clone(sharedFlags), l.flags...) {
 		if !d.Refuse && !slices.Contains(out, d.Name) {
 			out = append(out, d.Name)
 		}

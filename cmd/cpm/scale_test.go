@@ -99,3 +99,11 @@ func TestScaleAutoSparse(t *testing.T) {
 		}
 	}
 }
+
+// --scale is a grid axis of tune, for every learner.
+func TestTuneScaleAxis(t *testing.T) {
+	out := mustRun(t, "tune", "-q", "--learner", "plume", "-r", "1", "-f", "3", "--grid", "scale=none,standard", pima)
+	if !strings.Contains(out, "standard") || !strings.Contains(out, "chosen: point") {
+		t.Errorf("tune over scale:\n%s", out)
+	}
+}
