@@ -53,7 +53,7 @@ GEN_SEED=${GEN_SEED:-1}
 DISTORT_SEED=${DISTORT_SEED:-7}
 DEFAULTS_DIR=${DEFAULTS_DIR:-$OUT}
 TUNED_DIR=${TUNED_DIR:-$TUNED}
-VARIANTS="orig distort"
+VARIANTS=${VARIANTS:-orig distort}
 
 log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
