@@ -1,6 +1,7 @@
 package kperceptron
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -206,5 +207,32 @@ func BenchmarkKernelEval(b *testing.B) {
 				b.Fatal("NaN")
 			}
 		})
+	}
+}
+
+// SigmaFromData: σ = sqrt(d·Var/2) over all n·d entries, zeros included,
+// recorded in the model; an explicit Sigma wins.
+func TestSigmaFromData(t *testing.T) {
+	data := &sparsevec.CSR{Dim: 3}
+	data.Append(1, sparsevec.Vector{Idx: []uint32{1, 2}, Val: []float32{2, 2}})
+	data.Append(-1, sparsevec.Vector{})
+	// Entries 2, 2, 0, 0: mean 1, variance 1; d = 2: σ = 1.
+	if got := sigmaFromData(data); got != 1 {
+		t.Fatalf("sigmaFromData = %v, want 1", got)
+	}
+	data.Val[0], data.Val[1] = 6, 6 // mean 3, variance 9: σ = 3
+	p, _, err := Train(context.Background(), Config{Kernel: Kernel{Kind: RBFKernel}, SigmaFromData: true}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Kernel.Sigma != 3 {
+		t.Errorf("trained with σ = %v, want 3", p.Kernel.Sigma)
+	}
+	p, _, err = Train(context.Background(), Config{Kernel: Kernel{Kind: RBFKernel, Sigma: 0.5}, SigmaFromData: true}, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Kernel.Sigma != 0.5 {
+		t.Errorf("explicit σ 0.5 became %v", p.Kernel.Sigma)
 	}
 }

@@ -54,6 +54,38 @@ type Config struct {
 	// Seed seeds the row order of every epoch (a PCG on (Seed, a fixed
 	// stream)). The same data, config and seed give an identical model.
 	Seed uint64
+	// SigmaFromData, with an RBF kernel whose Sigma is 0, sets the width
+	// from the training rows instead of the default 1:
+	//
+	//	σ = sqrt(d·Var(x)/2)
+	//
+	// with d the number of features (Dim - 1) and Var the variance of all
+	// n·d entries, absent ones counting as zeros. Then 1/(2σ²) =
+	// 1/(d·Var), scikit-learn's gamma = "scale": ‖x - y‖² of two rows is
+	// about 2·d·Var, so the kernel stays away from 0 and 1 whatever the
+	// number and the scale of the features. The model records the σ used.
+	SigmaFromData bool
+}
+
+// sigmaFromData returns σ = sqrt(d·Var/2) of data (see
+// Config.SigmaFromData), or 0 (the default 1) when the entries do not vary.
+func sigmaFromData(data *sparsevec.CSR) float64 {
+	d := data.Dim - 1
+	if d < 1 || data.Rows() == 0 {
+		return 0
+	}
+	var sum, sq float64
+	for _, v := range data.Val[:len(data.Idx)] {
+		sum += float64(v)
+		sq += float64(v) * float64(v)
+	}
+	n := float64(data.Rows()) * float64(d)
+	mean := sum / n
+	variance := sq/n - mean*mean
+	if !(variance > 0) || math.IsInf(variance, 0) {
+		return 0
+	}
+	return math.Sqrt(float64(d) * variance / 2)
 }
 
 // withDefaults returns c with defaults filled in and the kernel resolved,
@@ -177,6 +209,9 @@ type Report struct {
 // ctx.Err().
 func Train(ctx context.Context, cfg Config, data *sparsevec.CSR) (*Perceptron, *Report, error) {
 	start := time.Now()
+	if cfg.SigmaFromData && cfg.Kernel.Kind == RBFKernel && cfg.Kernel.Sigma == 0 {
+		cfg.Kernel.Sigma = sigmaFromData(data)
+	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, nil, fmt.Errorf(errKernel+"%w", err)

@@ -30,7 +30,7 @@ var kperceptronLearner = &registration{
 				}
 				return nil
 			}},
-		defaultFloat("sigma", "RBF width sigma (default 1)"),
+		defaultFloat("sigma", "RBF width sigma (default: sqrt(d*Var(x)/2) of the training rows, d features, as scikit-learn's gamma=scale)"),
 		defaultInt("cache-mb", "kernel-row cache bound in MiB (default 256)"),
 		refuseLift, refuseOvO(KernelPerceptron),
 	},
@@ -40,9 +40,10 @@ var kperceptronLearner = &registration{
 			return nil, err
 		}
 		return &kperceptron.Config{
-			Kernel:  kperceptron.Kernel{Kind: kind, Degree: f.Int("degree"), Coef0: f.Float("coef0"), Sigma: f.Float("sigma")},
-			Epochs:  f.Int("epochs"),
-			CacheMB: f.Int("cache-mb"),
+			Kernel:        kperceptron.Kernel{Kind: kind, Degree: f.Int("degree"), Coef0: f.Float("coef0"), Sigma: f.Float("sigma")},
+			Epochs:        f.Int("epochs"),
+			CacheMB:       f.Int("cache-mb"),
+			SigmaFromData: true,
 		}, nil
 	},
 	summary: func(f *Flags) string {
