@@ -79,7 +79,7 @@ func TestBuildReadsAndRefuses(t *testing.T) {
 		{Perceptron, []string{"--ovo"}, "--ovo is for the cpm learner"},
 		{KernelPerceptron, []string{"--lift", "quadratic"}, "--lift is for"},
 		{"svm", nil, "unknown learner"},
-		{CPM, []string{"-i", "0"}, "-i 0"},
+		{CPM, []string{"-i", "-1"}, "-i -1"},
 		{CPM, []string{"-k", "100000"}, "-k 100000"},
 		{PolyceptronBatch, []string{"--poly-gamma", "-1"}, "--poly-gamma -1"},
 		{Perceptron, []string{"--lift", "cubic"}, "unknown lift"},

@@ -73,8 +73,10 @@ type CPMConfig struct {
 	// regularisation that holds whatever T is. The CPM paper's λ = 1/(C·T)
 	// ties λ to the step budget, which suits its large sets (T of a few
 	// epochs) and overfits a table of a few hundred rows trained for 10 M
-	// steps (bench/RESULTS.md, "Defaults on raw data"). cpm train and cv
-	// set it; the paper's figures are reproduced with an explicit -C.
+	// steps (bench/RESULTS.md, "Defaults on raw data"). If Iterations is
+	// also 0, T is 100 passes over the rows, within 1 M to 10 M steps. cpm
+	// train and cv set it; the paper's figures are reproduced with an
+	// explicit -C.
 	DefaultLambda bool
 }
 
