@@ -41,7 +41,8 @@ var cpmLearner = &registration{
 		{Name: "cost_ratio", Kind: floatFlag, Default: "1", Usage: "weight of negative rows' hinge loss relative to positives'",
 			Check: positive("--cost_ratio", "cost_ratio", "")},
 		{Name: "reshuffle", Kind: boolFlag, Default: "false", Usage: "draw a fresh permutation every epoch (default: one shuffled order repeated)"},
-		{Name: "double-sided", Kind: boolFlag, Default: "false", Usage: "train two polytopes (one per class inside) and score f_outer - f_inner"},
+		{Name: "double-sided", Kind: boolFlag, Default: "false", Usage: "train two polytopes (one per class inside) and score f_outer - f_inner (the default in memory without -C and --lambda)"},
+		{Name: "single-sided", Kind: boolFlag, Default: "false", Usage: "one polytope around the inner label even without -C and --lambda (with -C or --lambda, and with --stream, one polytope is the default)"},
 		{Name: "ovo", Kind: boolFlag, Default: "false", Usage: "one-vs-one multiclass: a binary CPM per pair of labels, majority vote"},
 		{Name: "workers", Kind: intFlag, Default: "0", Usage: "polytopes trained at once (default GOMAXPROCS)",
 			Check: func(f *Flags) error {
@@ -53,7 +54,10 @@ var cpmLearner = &registration{
 		biasFlag,
 	},
 	configure: func(f *Flags) (any, error) {
-		c := &CPMConfig{OvO: f.Bool("ovo"), DefaultLambda: true}
+		c := &CPMConfig{OvO: f.Bool("ovo"), DefaultLambda: true, SingleSided: f.Bool("single-sided")}
+		if c.SingleSided && f.Bool("double-sided") {
+			return nil, fmt.Errorf("--single-sided and --double-sided: give one")
+		}
 		c.K, c.Iterations = firstK(f), f.Int64("iterations")
 		c.C, c.Lambda, c.Entropy, c.CostRatio = f.Float("C"), f.Float("lambda"), f.Float("entropy"), f.Float("cost_ratio")
 		c.Reshuffle, c.DoubleSided, c.Workers = f.Bool("reshuffle"), f.Bool("double-sided"), f.Int("workers")
@@ -81,6 +85,7 @@ func trainCPM(ctx context.Context, s Spec, data *sparsevec.CSR, rep *Report) (*m
 	}
 	if n := data.Rows(); c.DefaultLambda && c.Lambda == 0 && c.C == 0 && n > 0 {
 		c.Lambda = 1 / float64(n)
+		c.DoubleSided = c.DoubleSided || !c.SingleSided
 		if c.Iterations == 0 {
 			c.Iterations = min(max(defaultPasses*int64(n), minDefaultSteps), maxDefaultSteps)
 		}

@@ -17,7 +17,7 @@ var kperceptronLearner = &registration{
 	name: KernelPerceptron,
 	flags: []flagDef{
 		epochsFlag,
-		{Name: "kernel", Kind: stringFlag, Default: "linear", Usage: "kernel: linear, poly ((x.y + coef0)^degree), rbf (exp(-||x-y||^2/(2 sigma^2)))",
+		{Name: "kernel", Kind: stringFlag, Default: "rbf", Usage: "kernel: rbf (exp(-||x-y||^2/(2 sigma^2))), poly ((x.y + coef0)^degree), linear (the perceptron in dual form)",
 			Check: func(f *Flags) error {
 				_, err := kperceptron.ParseKernelKind(f.String("kernel"))
 				return err

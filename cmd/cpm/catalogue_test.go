@@ -172,7 +172,7 @@ func newFixture(t *testing.T) *fixture {
 	fx.text = b.Bytes()
 	fx.good = fx.write(t, "good.libsvm", fx.text)
 	fx.model = filepath.Join(fx.dir, "good.model")
-	mustRun(t, "train", "-q", "-k", "2", "-i", "2000", "-t", fx.good, "-o", fx.model)
+	mustRun(t, "train", "-q", "-k", "2", "-i", "2000", "-C", "1", "-t", fx.good, "-o", fx.model)
 	return fx
 }
 

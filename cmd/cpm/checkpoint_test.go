@@ -289,7 +289,7 @@ func TestTrainInit(t *testing.T) {
 	first := filepath.Join(dir, "first.model")
 	second := filepath.Join(dir, "second.model")
 	mustRun(t, "train", "-q", "-t", heart, "-k", "3", "-i", "20000", "--double-sided", "--lambda", "1e-3", "-o", first)
-	_, _, errs := cpm(t, "train", "-q", "-t", heart, "-k", "3", "-i", "10000", "--double-sided", "--init", first, "-o", second)
+	_, _, errs := cpm(t, "train", "-q", "-t", heart, "-k", "3", "-i", "10000", "--double-sided", "-C", "1", "--init", first, "-o", second)
 	if !strings.Contains(errs, "lambda = 1/(C*T) = 0.0001, the initial model was trained with 0.001; add --lambda 0.001") {
 		t.Errorf("--init without --lambda: no note about lambda:\n%s", errs)
 	}

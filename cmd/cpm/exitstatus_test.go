@@ -117,7 +117,7 @@ func TestBadFlagValues(t *testing.T) {
 		{[]string{"-k", "65535"}, "-k 65535"},
 		{[]string{"-k", "2,70000"}, "-k 70000"},
 		{[]string{"-i", "-5"}, "-i -5"},
-		{[]string{"--iterations", "0"}, "-i 0"},
+		{[]string{"--iterations", "-1"}, "-i -1"},
 		{[]string{"--lambda", "-1"}, "--lambda -1"},
 		{[]string{"--lambda", "NaN"}, "--lambda NaN"},
 		{[]string{"--lambda", "Inf"}, "--lambda +Inf"},

@@ -101,7 +101,7 @@ func TestInspectTrainedModels(t *testing.T) {
 			"classes   outer 1, inner -1\n", "sides     2\n", "\npolytope 0: outer (label 1 outside): ", "\npolytope 1: inner (label -1 outside): ",
 			"  face active       norm       bias  nonzero     stored   assigned  top features (index:weight)\n",
 		}},
-		{"cpm-ovo", []string{"-k", "2", "-i", "5000", "--ovo", "-t", iris}, 3, 2, 100, []string{
+		{"cpm-ovo", []string{"-k", "2", "-i", "5000", "-C", "1", "--ovo", "-t", iris}, 3, 2, 100, []string{
 			"learner   cpm (one-vs-one, single-sided)\n", "classes   3: 1 2 3\n", "pairs     3: 1/2 1/3 2/3\n",
 			"\npolytope 0: 1 vs 2/outer (label 1 outside): ", "\npolytope 2: 2 vs 3/outer (label 2 outside): ",
 		}},

@@ -84,7 +84,7 @@ func TestMulticlassPerceptronsEval(t *testing.T) {
 	dir := t.TempDir()
 	for _, l := range []string{"perceptron", "kperceptron"} {
 		mp := filepath.Join(dir, l+".model")
-		mustRun(t, "train", "-q", "--learner", l, "--kernel", "poly", "--degree", "2", "--epochs", "200", "-t", iris, "-o", mp)
+		mustRun(t, "train", "-q", "--learner", l, "--kernel", "poly", "--degree", "2", "--epochs", "200", "--scale", "none", "-t", iris, "-o", mp)
 		out := mustRun(t, "eval", "-m", mp, "--json", mp+".json", iris)
 		var met struct {
 			Labels    []float32 `json:"labels"`

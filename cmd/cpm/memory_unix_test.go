@@ -55,7 +55,7 @@ func TestMaxMemory(t *testing.T) {
 		code int
 		want string // in stderr
 	}{
-		{"single-sided", []string{"train", "-q", "-k", "2", "-i", "100", "--max-memory", "256MiB", "-t", wide2, "-o", out}, exitBadInput, "536870912 bytes of weights"},
+		{"single-sided", []string{"train", "-q", "-k", "2", "-i", "100", "--single-sided", "--max-memory", "256MiB", "-t", wide2, "-o", out}, exitBadInput, "536870912 bytes of weights"},
 		{"double-sided", []string{"train", "-q", "-k", "2", "-i", "100", "--double-sided", "--max-memory", "1073741823", "-t", wide2, "-o", out}, exitBadInput, "1073741824 bytes of weights"},
 		{"one-vs-one", []string{"train", "-q", "-k", "2", "-i", "100", "--double-sided", "--ovo", "--max-memory", "3221225471", "-t", wide3, "-o", out}, exitBadInput, "3221225472 bytes of weights"},
 		{"streamed", []string{"train", "-q", "-k", "2", "-i", "100", "--double-sided", "--stream", "--max-memory", "256MiB", "-t", wide2, "-o", out}, exitBadInput, "feature index 16777215"},

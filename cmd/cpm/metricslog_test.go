@@ -67,7 +67,7 @@ func TestMetricsLogCPM(t *testing.T) {
 	}
 
 	// Choosing K by cross-validation logs only the final training.
-	mustRun(t, "train", "-q", "-k", "2,3", "--select-folds", "2", "-i", "8000", "--progress-every", "4000", "-t", heart, "-o", filepath.Join(dir, "k.model"), "--metrics-log", log)
+	mustRun(t, "train", "-q", "-k", "2,3", "-C", "1", "--select-folds", "2", "-i", "8000", "--progress-every", "4000", "-t", heart, "-o", filepath.Join(dir, "k.model"), "--metrics-log", log)
 	if recs := readLog(t, log); len(recs) != 2 {
 		t.Errorf("with -k 2,3: %d records, want the final training's 2", len(recs))
 	}

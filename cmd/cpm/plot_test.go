@@ -71,7 +71,7 @@ func TestPlotRegions(t *testing.T) {
 		flags []string
 	}{
 		{"cpm", []string{"-k", "6", "-i", "100000", "--outer_label", "-1"}},
-		{"cpm-double", []string{"-k", "4", "-i", "50000", "--double-sided"}},
+		{"cpm-double", []string{"-k", "4", "-i", "50000", "-C", "1", "--double-sided"}},
 		{"perceptron-lift", []string{"--learner", "perceptron", "--lift", "quadratic"}},
 		{"kperceptron", []string{"--learner", "kperceptron", "--kernel", "rbf", "--sigma", "0.3", "--epochs", "5"}},
 		{"polyceptron", []string{"--learner", "polyceptron-batch", "-k", "6", "--gamma", "5"}},

@@ -175,7 +175,7 @@ func TestTuneUsageErrors(t *testing.T) {
 		{[]string{"tune", "--grid", "C=1", "-k", "2,3", heart}, "--grid 'k=2,3'"},
 		{[]string{"tune", "--grid", "C=1..10x3", "--max-points", "2", heart}, "more than the limit of 2"},
 		{[]string{"tune", "--learner", "perceptron", "--protocol", "paper", heart}, "CPM paper's search"},
-		{[]string{"tune", "--grid", "C=-1", heart}, "want a finite value > 0"},
+		{[]string{"tune", "--grid", "C=-1", heart}, "--C -1: want a finite value >= 0"},
 		{[]string{"train", "-t", heart, "-o", "x", "--lambda", "1e-6,1e-5"}, "cpm tune --grid 'lambda=1e-6,1e-5'"},
 		{[]string{"cv", "-C", "1,10", heart}, "cpm tune --grid 'C=1,10'"},
 		{[]string{"cv", "-i", "1,10", heart}, "cpm tune --grid 'iterations=1,10'"},
