@@ -141,17 +141,9 @@ func Run(ctx context.Context, cfg Config, data *sparsevec.CSR, fit Fit) (*Result
 		panic("cv: Run with nil Fit")
 	}
 	start := time.Now()
-	if data == nil || data.Rows() == 0 {
-		return nil, ErrNoData
-	}
-	cfg, err := cfg.withDefaults(data.Rows())
+	cfg, err := cfg.check(data)
 	if err != nil {
 		return nil, err
-	}
-	for r, y := range data.Labels {
-		if math.IsNaN(float64(y)) || math.IsInf(float64(y), 0) {
-			return nil, fmt.Errorf("%w: row %d has label %v", ErrLabel, r, y)
-		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -205,6 +197,24 @@ func Run(ctx context.Context, cfg Config, data *sparsevec.CSR, fit Fit) (*Result
 	res := summarize(stats, reps, folds, data.Rows())
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// check returns cfg with its defaults, or an error if data is empty, has a
+// label that is not finite, or does not fit cfg.
+func (cfg Config) check(data *sparsevec.CSR) (Config, error) {
+	if data == nil || data.Rows() == 0 {
+		return cfg, ErrNoData
+	}
+	cfg, err := cfg.withDefaults(data.Rows())
+	if err != nil {
+		return cfg, err
+	}
+	for r, y := range data.Labels {
+		if math.IsNaN(float64(y)) || math.IsInf(float64(y), 0) {
+			return cfg, fmt.Errorf("%w: row %d has label %v", ErrLabel, r, y)
+		}
+	}
+	return cfg, nil
 }
 
 // withDefaults fills in the defaults of cfg and checks it against a data

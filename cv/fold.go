@@ -2,8 +2,6 @@ package cv
 
 import (
 	"context"
-	"fmt"
-	"math"
 
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -29,17 +27,9 @@ type Plan struct {
 // passing the stats in (rep, fold) order to Summarize gives the figures
 // Run gives (all but Seconds).
 func NewPlan(cfg Config, data *sparsevec.CSR) (*Plan, error) {
-	if data == nil || data.Rows() == 0 {
-		return nil, ErrNoData
-	}
-	cfg, err := cfg.withDefaults(data.Rows())
+	cfg, err := cfg.check(data)
 	if err != nil {
 		return nil, err
-	}
-	for r, y := range data.Labels {
-		if math.IsNaN(float64(y)) || math.IsInf(float64(y), 0) {
-			return nil, fmt.Errorf("%w: row %d has label %v", ErrLabel, r, y)
-		}
 	}
 	p := &Plan{Config: cfg, Assign: make([][]int, cfg.Reps)}
 	for r := range p.Assign {
