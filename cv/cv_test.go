@@ -437,7 +437,7 @@ func TestRunConfigErrors(t *testing.T) {
 		want error
 	}{
 		{"nil data", Config{}, nil, ErrNoData},
-		{"no rows", Config{}, csrOf(nil, nil), ErrNoData},
+		{"no rows", Config{}, new(sparsevec.CSR), ErrNoData},
 		{"one fold", Config{Folds: 1}, ok, ErrConfig},
 		{"more folds than rows", Config{Folds: 13}, ok, ErrConfig},
 		{"default folds exceed rows", Config{}, blobs(9, 2, 1), ErrConfig},
