@@ -20,6 +20,7 @@ import (
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/scale"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
 	"github.com/polyhedral/cpm/tune"
@@ -397,7 +398,8 @@ func tuneSet(ctx context.Context, w io.Writer, logf func(string, ...any), set ta
 }
 
 // cpmFlags returns the learner flags of a CPM trained with cfg's K, T, C,
-// λ, h and sidedness (its other settings at their defaults).
+// λ, h and sidedness on the rows as they are (--scale none, as the table's
+// final runs train; its other settings at their defaults).
 func cpmFlags(cfg sgd.Config) (*learner.Flags, error) {
 	fs := flag.NewFlagSet("cpm-table", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -406,6 +408,7 @@ func cpmFlags(cfg sgd.Config) (*learner.Flags, error) {
 		{"k", strconv.Itoa(cfg.K)}, {"iterations", strconv.FormatInt(cfg.Iterations, 10)},
 		{"C", strconv.FormatFloat(cfg.C, 'g', -1, 64)}, {"lambda", strconv.FormatFloat(cfg.Lambda, 'g', -1, 64)},
 		{"entropy", strconv.FormatFloat(cfg.Entropy, 'g', -1, 64)}, {"double-sided", strconv.FormatBool(cfg.DoubleSided)},
+		{"scale", string(scale.None)},
 	} {
 		if err := f.Set(s[0], s[1]); err != nil {
 			return nil, err
