@@ -125,54 +125,80 @@ func (s *Scaler) Features() int { return len(s.index) }
 // where a row lacks it.
 func (s *Scaler) Centred() bool { return len(s.fill) > 0 }
 
-// stats are the per-feature sums of one pass over the training rows.
+// stats are the per-feature sums of one pass over the training rows, for
+// the features the rows store (position k is feature feat[k]), so that
+// their memory follows the stored entries, not the largest index.
 type stats struct {
 	data        *sparsevec.CSR
 	rows, nnz   int
-	dim         int // features 0..dim-1 may occur
+	feat        []uint32 // the distinct stored features, ascending
+	at          []int32  // feature -> position + 1, when a table is worth it
 	count       []int
 	lo, hi, sum []float64
 	maxAbs      float64 // over all values
 }
 
 func collect(data *sparsevec.CSR) *stats {
-	dim := data.Dim
-	for r := range data.Rows() {
-		if v := data.Row(r); len(v.Idx) > 0 {
-			dim = max(dim, int(v.MaxIndex())+1)
-		}
+	st := &stats{data: data, rows: data.Rows(), nnz: data.NNZ()}
+	idx := data.Idx[:st.nnz]
+	maxIdx := 0
+	for _, j := range idx {
+		maxIdx = max(maxIdx, int(j))
 	}
-	st := &stats{data: data, rows: data.Rows(), nnz: data.NNZ(), dim: dim,
-		count: make([]int, dim), lo: make([]float64, dim), hi: make([]float64, dim), sum: make([]float64, dim)}
-	val := data.Val[:len(data.Idx)]
-	for i, j := range data.Idx {
-		v := float64(val[i])
-		if st.count[j] == 0 || v < st.lo[j] {
-			st.lo[j] = v
+	if lookupTable(int64(maxIdx)+1, st.nnz) {
+		st.at = make([]int32, maxIdx+1)
+		for _, j := range idx {
+			st.at[j] = 1
 		}
-		if st.count[j] == 0 || v > st.hi[j] {
-			st.hi[j] = v
+		for j, seen := range st.at {
+			if seen != 0 {
+				st.feat = append(st.feat, uint32(j))
+				st.at[j] = int32(len(st.feat))
+			}
 		}
-		st.sum[j] += v
-		st.count[j]++
+	} else {
+		st.feat = slices.Compact(slices.Sorted(slices.Values(idx)))
+	}
+	n := len(st.feat)
+	st.count, st.lo, st.hi, st.sum = make([]int, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	val := data.Val[:st.nnz]
+	for i, j := range idx {
+		k, v := st.pos(j), float64(val[i])
+		if st.count[k] == 0 || v < st.lo[k] {
+			st.lo[k] = v
+		}
+		if st.count[k] == 0 || v > st.hi[k] {
+			st.hi[k] = v
+		}
+		st.sum[k] += v
+		st.count[k]++
 		st.maxAbs = max(st.maxAbs, math.Abs(v))
 	}
-	for j := range dim {
-		if c := st.count[j]; c > 0 && c < st.rows { // some row lacks j: a zero takes part
-			st.lo[j] = min(st.lo[j], 0)
-			st.hi[j] = max(st.hi[j], 0)
+	for k, c := range st.count {
+		if c < st.rows { // some row lacks the feature: a zero takes part
+			st.lo[k] = min(st.lo[k], 0)
+			st.hi[k] = max(st.hi[k], 0)
 		}
 	}
 	return st
 }
 
+// pos returns the position of stored feature j.
+func (st *stats) pos(j uint32) int {
+	if st.at != nil {
+		return int(st.at[j]) - 1
+	}
+	k, _ := slices.BinarySearch(st.feat, j)
+	return k
+}
+
 // growth returns the stored entries of the rows after centring every
-// feature whose shift is nonzero, over the entries before.
-func (st *stats) growth(shifted func(j int) bool) float64 {
+// feature (by position) whose shift is nonzero, over the entries before.
+func (st *stats) growth(shifted func(k int) bool) float64 {
 	add := 0
-	for j := range st.dim {
-		if st.count[j] > 0 && st.lo[j] != st.hi[j] && shifted(j) {
-			add += st.rows - st.count[j]
+	for k, c := range st.count {
+		if st.lo[k] != st.hi[k] && shifted(k) {
+			add += st.rows - c
 		}
 	}
 	return float64(st.nnz+add) / float64(max(st.nnz, 1))
@@ -197,7 +223,7 @@ func Fit(mode Mode, data *sparsevec.CSR) (*Scaler, error) {
 		}
 	}
 	if mode == MinMax || mode == Standard {
-		g := st.growth(func(j int) bool { return shiftOf(mode, st, j) != 0 })
+		g := st.growth(func(k int) bool { return shiftOf(mode, st, k) != 0 })
 		if g > MaxGrowth {
 			return nil, fmt.Errorf("scale: --scale %s on %d rows with %d stored entries: %w: the centred rows would store %.1f times as many entries (more than %d times); use --scale maxabs, which keeps zeros zero",
 				mode, st.rows, st.nnz, ErrDensify, g, MaxGrowth)
@@ -220,14 +246,14 @@ func (st *stats) auto() Mode {
 	return MaxAbs
 }
 
-// shiftOf returns feature j's shift under mode; lo/hi already include the
-// zeros of rows that lack j.
-func shiftOf(mode Mode, st *stats, j int) float64 {
+// shiftOf returns the shift of the feature at position k under mode;
+// lo/hi already include the zeros of rows that lack it.
+func shiftOf(mode Mode, st *stats, k int) float64 {
 	switch mode {
 	case MinMax:
-		return st.lo[j]
+		return st.lo[k]
 	case Standard:
-		return st.sum[j] / float64(st.rows)
+		return st.sum[k] / float64(st.rows)
 	}
 	return 0
 }
@@ -239,23 +265,20 @@ func (st *stats) scaler(mode Mode) *Scaler {
 	if mode == Standard {
 		sq = st.squares()
 	}
-	for j := range st.dim {
-		if st.count[j] == 0 {
-			continue
-		}
+	for k, j := range st.feat {
 		var shift, div float64
 		switch mode {
 		case MaxAbs:
-			div = max(math.Abs(st.lo[j]), math.Abs(st.hi[j]))
+			div = max(math.Abs(st.lo[k]), math.Abs(st.hi[k]))
 		case MinMax:
-			shift, div = st.lo[j], st.hi[j]-st.lo[j]
+			shift, div = st.lo[k], st.hi[k]-st.lo[k]
 		case Standard:
-			shift, div = st.sum[j]/float64(st.rows), math.Sqrt(sq[j]/float64(st.rows))
+			shift, div = st.sum[k]/float64(st.rows), math.Sqrt(sq[k]/float64(st.rows))
 		}
 		if div == 0 || math.IsInf(div, 0) || math.IsNaN(div) {
 			continue
 		}
-		s.index = append(s.index, uint32(j))
+		s.index = append(s.index, j)
 		s.shift = append(s.shift, shift)
 		s.div = append(s.div, div)
 	}
@@ -264,20 +287,22 @@ func (st *stats) scaler(mode Mode) *Scaler {
 	return s
 }
 
-// squares returns, per feature, the sum over all rows of (x_j - mean_j)^2,
-// absent entries counting as zeros: the second pass of a two-pass variance,
-// which stays accurate when the values are large and far from zero.
+// squares returns, per feature position, the sum over all rows of
+// (x_j - mean_j)^2, absent entries counting as zeros: the second pass of a
+// two-pass variance, which stays accurate when the values are large and
+// far from zero.
 func (st *stats) squares() []float64 {
-	sq := make([]float64, st.dim)
-	mean := make([]float64, st.dim)
-	for j := range st.dim {
-		mean[j] = st.sum[j] / float64(st.rows)
-		sq[j] = float64(st.rows-st.count[j]) * mean[j] * mean[j]
+	sq := make([]float64, len(st.feat))
+	mean := make([]float64, len(st.feat))
+	for k, c := range st.count {
+		mean[k] = st.sum[k] / float64(st.rows)
+		sq[k] = float64(st.rows-c) * mean[k] * mean[k]
 	}
-	val := st.data.Val[:len(st.data.Idx)]
-	for i, j := range st.data.Idx {
-		d := float64(val[i]) - mean[j]
-		sq[j] += d * d
+	val := st.data.Val[:st.nnz]
+	for i, j := range st.data.Idx[:st.nnz] {
+		k := st.pos(j)
+		d := float64(val[i]) - mean[k]
+		sq[k] += d * d
 	}
 	return sq
 }

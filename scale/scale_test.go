@@ -316,3 +316,15 @@ func TestParseMode(t *testing.T) {
 		t.Errorf("ParseMode(zscore): %v", err)
 	}
 }
+
+// TestFitWideIndex: statistics take memory for the stored features, not
+// the largest index: a feature at 2^24 fits like a small one.
+func TestFitWideIndex(t *testing.T) {
+	train := csrOf([]float32{1, -1}, [][]entry{{{3, -2}, {1 << 24, 8}}, {{1 << 24, -4}}})
+	s := mustFit(t, Standard, train)
+	m := s.Model()
+	if !slices.Equal(m.Index, []uint32{3, 1 << 24}) || !slices.Equal(m.Shift, []float64{-1, 2}) || !slices.Equal(m.Div, []float64{1, 6}) {
+		t.Errorf("scaling %+v", m)
+	}
+	checkCSR(t, s.Apply(train), train.Labels, [][]entry{{{3, -1}, {1 << 24, 1}}, {{3, 1}, {1 << 24, -1}}})
+}
