@@ -107,3 +107,13 @@ func TestTuneScaleAxis(t *testing.T) {
 		t.Errorf("tune over scale:\n%s", out)
 	}
 }
+
+// A batch Polyceptron that stops after a handful of iterations gets a hint
+// naming its tolerance flag.
+func TestHintFewIterations(t *testing.T) {
+	m := filepath.Join(t.TempDir(), "p.model")
+	_, _, errs := cpm(t, "train", "--learner", "polyceptron-batch", "-t", "../../testdata/uci/breast-cancer.libsvm", "-o", m)
+	if !strings.Contains(errs, "hint: polyceptron-batch stopped after 1 iteration(s) on its tolerance; try a smaller --poly-gamma") {
+		t.Errorf("no iterations hint:\n%s", errs)
+	}
+}

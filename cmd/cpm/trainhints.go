@@ -48,8 +48,12 @@ func (o *trainOptions) hints(w io.Writer, data *sparsevec.CSR, m *model.Model, r
 			100*trainErr, 100-majority, map[bool]string{true: ", or --scale standard"}[m.Scale == nil])
 	}
 	if rep.Epochs > 0 && rep.Epochs <= hintFewIterations && (len(rep.LogLik) > 0 || len(rep.GradNorm) > 0) {
-		fmt.Fprintf(w, "hint: %s stopped after %d iterations on its tolerance; try a smaller --epsilon (PLUME) or --poly-gamma (batch Polyceptron), or more --restarts\n",
-			rep.Learner, rep.Epochs)
+		tol := "--epsilon" // PLUME and SPLA1: the log-likelihood gain
+		if len(rep.GradNorm) > 0 {
+			tol = "--poly-gamma" // the batch Polyceptron: the gradient norm
+		}
+		fmt.Fprintf(w, "hint: %s stopped after %d iteration(s) on its tolerance; try a smaller %s or more --restarts (cpm tune can search them)\n",
+			rep.Learner, rep.Epochs, tol)
 	}
 	return nil
 }
