@@ -73,6 +73,9 @@ func (c *checkpointFlags) apply(o *trainOptions, stderr io.Writer) error {
 			return usagef("--init %s: the model was trained with --scale %s, and --stream trains on rows as they are; continue it without --stream", c.init, m.Scale.Mode)
 		}
 		o.cpm.Init = m
+		if m.Sides == 2 && !o.cpm.SingleSided {
+			o.cpm.DoubleSided = true // a warm start continues both polytopes
+		}
 		if o.cpm.Lambda == 0 && o.cpm.C == 0 {
 			o.cpm.Lambda = m.Lambda // with neither --lambda nor -C, continue the same objective
 		}
