@@ -312,7 +312,7 @@ func TestTrainInit(t *testing.T) {
 		want string
 	}{
 		{[]string{"-k", "4", "--double-sided", "--init", first}, exitUsage, "K: initial model 3, this run 4"},
-		{[]string{"-k", "3", "--init", first}, exitUsage, "initial model is double-sided, this run single-sided"},
+		{[]string{"-k", "3", "--single-sided", "--init", first}, exitUsage, "initial model is double-sided, this run single-sided"},
 		{[]string{"-k", "3", "--double-sided", "--outer_label", "-1", "--init", first}, exitUsage, "label map [outer inner]: initial model [1 -1], this run [-1 1]"},
 		{[]string{"--learner", "perceptron", "--init", first}, 2, "--init: supported for --learner cpm only"},
 		{[]string{"-k", "3", "--double-sided", "--init", filepath.Join(dir, "missing")}, exitIO, "--init"},
