@@ -19,7 +19,7 @@
 # a model's bytes depend only on the code, the data, the flags and the seed.
 # On arm64, ppc64 and s390x the compiler may fuse a*b+c into one rounding and
 # models differ in the last bits; --check refuses to run there.
-set -euo pipefail
+set -Eeuo pipefail # -E: the ERR trap below also fires inside functions
 cd "$(dirname "$0")/.."
 root=$PWD
 mode=${1:-print}
