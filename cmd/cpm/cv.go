@@ -22,7 +22,8 @@ type cvMetrics struct {
 	Command string `json:"command"`
 	Learner string `json:"learner"`
 	Data    string `json:"data"`
-	Scale01 bool   `json:"scale01"`
+	Scale01 bool   `json:"scale01"` // the scaling is minmax (--scale01 or --scale minmax)
+	Scale   string `json:"scale"`   // --scale as given (auto is resolved per fold, on its training rows)
 	Seed    uint64 `json:"seed"`
 	*cv.Result
 }
@@ -104,7 +105,7 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	fmt.Fprintf(stdout, "  hyperplanes %.2f ± %.2f\n", res.HyperplanesMean, res.HyperplanesStd)
 	fmt.Fprintf(stdout, "  wall time   %.2fs\n", res.Seconds)
 	if *jsonOut != "" {
-		return writeJSON(*jsonOut, cvMetrics{Command: "cv", Learner: spec.Name, Data: path, Scale01: spec.Scale == scale.MinMax, Seed: lf.seed, Result: res})
+		return writeJSON(*jsonOut, cvMetrics{Command: "cv", Learner: spec.Name, Data: path, Scale01: spec.Scale == scale.MinMax, Scale: string(cmp.Or(spec.Scale, scale.None)), Seed: lf.seed, Result: res})
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ func TestTuneMatchesCV(t *testing.T) {
 	mustRun(t, "cv", "-q", "-i", "3000", "-k", "3", "--seed", "4", "-r", "2", "-f", "3", "-C", "0.1", "--json", cj, heart)
 	tv := readJSON(t, tj).(map[string]any)
 	cvRes := readJSON(t, cj).(map[string]any)
-	for _, k := range []string{"command", "learner", "data", "scale01", "seed"} {
+	for _, k := range []string{"command", "learner", "data", "scale01", "scale", "seed"} {
 		delete(cvRes, k)
 	}
 	got := tv["points"].([]any)[1].(map[string]any)["cv"]
