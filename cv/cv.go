@@ -58,6 +58,11 @@ type Config struct {
 	// done and the total Reps×Folds. Calls are serialised (never two at
 	// once, done increasing) but come from any goroutine.
 	Progress func(done, total int)
+	// Exec, if set, computes the stats of fold fold of repetition rep
+	// somewhere else (package cluster: on a worker, with Plan.RunFold)
+	// instead of running the Fit here; Run then asks for every fit at
+	// once, whatever Workers says.
+	Exec func(ctx context.Context, rep, fold int) (FoldStats, error)
 }
 
 // Result holds the statistics of a run. Percentages are in [0,100]. A
@@ -164,8 +169,12 @@ func Run(ctx context.Context, cfg Config, data *sparsevec.CSR, fit Fit) (*Result
 		progMu   sync.Mutex
 		progDone int
 	)
+	workers := min(cfg.Workers, total)
+	if cfg.Exec != nil {
+		workers = total
+	}
 	g, gctx := errgroup.WithContext(ctx)
-	for range min(cfg.Workers, total) {
+	for range workers {
 		g.Go(func() error {
 			var s scratch
 			for {
@@ -177,7 +186,17 @@ func Run(ctx context.Context, cfg Config, data *sparsevec.CSR, fit Fit) (*Result
 					return err
 				}
 				rep, fold := t/folds, t%folds
-				st, err := runFold(gctx, cfg, data, splits[rep](), rep, fold, fit, &s)
+				var (
+					st  foldStats
+					err error
+				)
+				if cfg.Exec != nil {
+					var fs FoldStats
+					fs, err = cfg.Exec(gctx, rep, fold)
+					st = fs.s
+				} else {
+					st, err = runFold(gctx, cfg, data, splits[rep](), rep, fold, fit, &s)
+				}
 				if err != nil {
 					return &FitError{Rep: rep, Fold: fold, Err: err}
 				}

@@ -2,13 +2,48 @@ package cv
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"math"
 
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
 // FoldStats is what one fit of a cross-validation contributes to its
-// Result: test and training mistakes, the fit's time and size.
+// Result: test and training mistakes, the fit's time and size. It
+// encodes as JSON (a worker's result in package cluster).
 type FoldStats struct{ s foldStats }
+
+// foldStatsJSON is the JSON form of FoldStats.
+type foldStatsJSON struct {
+	TestErrors  int     `json:"test_errors"`
+	TestRows    int     `json:"test_rows"`
+	TrainErrors int     `json:"train_errors"`
+	TrainRows   int     `json:"train_rows"`
+	Seconds     float64 `json:"seconds"`
+	Hyperplanes float64 `json:"hyperplanes"`
+}
+
+// MarshalJSON implements json.Marshaler.
+func (f FoldStats) MarshalJSON() ([]byte, error) {
+	s := f.s
+	return json.Marshal(foldStatsJSON{s.testErr, s.testN, s.trainErr, s.trainN, s.seconds, s.hyperplanes})
+}
+
+// UnmarshalJSON implements json.Unmarshaler. Counts must be
+// non-negative, errors at most the rows they are of, and the numbers finite.
+func (f *FoldStats) UnmarshalJSON(b []byte) error {
+	var j foldStatsJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	if j.TestErrors < 0 || j.TestRows < j.TestErrors || j.TrainErrors < 0 || j.TrainRows < j.TrainErrors ||
+		math.IsNaN(j.Seconds) || math.IsNaN(j.Hyperplanes) || j.Seconds < 0 || j.Hyperplanes < 0 {
+		return fmt.Errorf("cv: fold stats out of range: %+v", j)
+	}
+	f.s = foldStats{j.TestErrors, j.TestRows, j.TrainErrors, j.TrainRows, j.Seconds, j.Hyperplanes}
+	return nil
+}
 
 // Scratch holds the reusable fold buffers of one goroutine running folds
 // with RunFold. The zero value is ready to use.

@@ -79,17 +79,7 @@ var cpmLearner = &registration{
 }
 
 func trainCPM(ctx context.Context, s Spec, data *sparsevec.CSR, rep *Report) (*model.Model, error) {
-	c := config[CPMConfig](s.Config)
-	if c.MaxMemory == 0 {
-		c.MaxMemory = s.MaxMemory
-	}
-	if n := data.Rows(); c.DefaultLambda && c.Lambda == 0 && c.C == 0 && n > 0 {
-		c.Lambda = 1 / float64(n)
-		c.DoubleSided = c.DoubleSided || !c.SingleSided
-		if c.Iterations == 0 {
-			c.Iterations = min(max(defaultPasses*int64(n), minDefaultSteps), maxDefaultSteps)
-		}
-	}
+	c := cpmRun(s, data.Rows())
 	var (
 		m   *model.Model
 		r   *sgd.Report
@@ -109,6 +99,24 @@ func trainCPM(ctx context.Context, s Spec, data *sparsevec.CSR, rep *Report) (*m
 	rep.CPM = r
 	rep.Hyperplanes = len(m.Weights) * m.K
 	return m, nil
+}
+
+// cpmRun returns the CPM configuration of s completed for a run on n
+// training rows: the memory budget, and under DefaultLambda λ = 1/n, the
+// step budget and the double-sided default.
+func cpmRun(s Spec, n int) CPMConfig {
+	c := config[CPMConfig](s.Config)
+	if c.MaxMemory == 0 {
+		c.MaxMemory = s.MaxMemory
+	}
+	if c.DefaultLambda && c.Lambda == 0 && c.C == 0 && n > 0 {
+		c.Lambda = 1 / float64(n)
+		c.DoubleSided = c.DoubleSided || !c.SingleSided
+		if c.Iterations == 0 {
+			c.Iterations = min(max(defaultPasses*int64(n), minDefaultSteps), maxDefaultSteps)
+		}
+	}
+	return c
 }
 
 func describeCPM(m *model.Model) (*Description, error) {

@@ -151,22 +151,9 @@ func (s Spec) WithK(k int) Spec {
 // perceptrons' all-together form); the Polyceptron refuses it.
 func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Report, error) {
 	start := time.Now()
-	l, ok := lookup(s.name())
-	if !ok {
-		return nil, nil, fmt.Errorf("learner: unknown learner %q (want one of %v)", s.Name, Names())
-	}
-	if err := l.checkConfig(s.Config); err != nil {
-		return nil, nil, err
-	}
-	if err := s.checkMemory(l, data); err != nil {
-		return nil, nil, err
-	}
-	sc, data, err := s.scaler(l, data)
+	l, s, sc, data, err := s.prepare(data)
 	if err != nil {
 		return nil, nil, err
-	}
-	if sc != nil && l.scaleConfig != nil {
-		s.Config = l.scaleConfig(s.Config, sc)
 	}
 	rep := &Report{Learner: s.name()}
 	m, err := l.train(ctx, s, data, rep)
@@ -182,6 +169,31 @@ func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Rep
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return m, rep, nil
+}
+
+// prepare is what Train does before the learner trains: it looks the
+// learner up, checks s against it and data, and fits the scaling on data;
+// it returns the learner, s with its config scaled, the scaler (nil:
+// none) and the scaled rows.
+func (s Spec) prepare(data *sparsevec.CSR) (*registration, Spec, *scale.Scaler, *sparsevec.CSR, error) {
+	l, ok := lookup(s.name())
+	if !ok {
+		return nil, s, nil, nil, fmt.Errorf("learner: unknown learner %q (want one of %v)", s.Name, Names())
+	}
+	if err := l.checkConfig(s.Config); err != nil {
+		return nil, s, nil, nil, err
+	}
+	if err := s.checkMemory(l, data); err != nil {
+		return nil, s, nil, nil, err
+	}
+	sc, data, err := s.scaler(l, data)
+	if err != nil {
+		return nil, s, nil, nil, err
+	}
+	if sc != nil && l.scaleConfig != nil {
+		s.Config = l.scaleConfig(s.Config, sc)
+	}
+	return l, s, sc, data, nil
 }
 
 // checkMemory refuses a run of the linear and mixture learners whose

@@ -81,6 +81,12 @@ type Config struct {
 	// Valid configures validation during training and early stopping; the
 	// zero value validates nothing.
 	Valid Validation
+
+	// Runner, if set, trains the polytopes of Train and TrainOvO elsewhere
+	// (see Runner); Workers then does not bound them. It cannot be combined
+	// with checkpoints, and TrainStream refuses it. If nil, every polytope
+	// trains in this process.
+	Runner Runner
 }
 
 // Progress is a snapshot of one polytope's training.
@@ -146,6 +152,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("sgd: validation every %d steps with patience %d, but no validation data", c.Valid.Every, c.Valid.Patience)
 	case c.Valid.Data != nil && c.Valid.Data.Rows() == 0:
 		return c, fmt.Errorf("sgd: the validation data has %w", ErrNoRows)
+	case c.Runner != nil && c.Checkpoint.active():
+		return c, fmt.Errorf("sgd: checkpoints need every polytope in this process; a Runner trains them elsewhere")
 	case c.Valid.Every < 0 || c.Valid.Patience < 0:
 		return c, fmt.Errorf("sgd: validation every %d steps with patience %d, want >= 0", c.Valid.Every, c.Valid.Patience)
 	}

@@ -2,6 +2,7 @@ package sgd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -291,12 +292,26 @@ func runAll(ctx context.Context, cfg Config, tasks []task, fp *fingerprint) ([]*
 		if resume != nil {
 			st = resume.tasks[i]
 		}
+		if cfg.Runner != nil {
+			part, err := cfg.Runner.Run(ctx, i, len(tasks), tasks[i].name)
+			if err != nil {
+				return fmt.Errorf("%s: %w", tasks[i].name, err)
+			}
+			if err := part.check(cfg, tasks[i].d); err != nil {
+				return fmt.Errorf("%s: %w: %w", tasks[i].name, ErrBadPart, err)
+			}
+			out[i], ran[i] = part.polytope()
+			return nil
+		}
 		p, o, err := tasks[i].run(ctx, cfg, ck, st)
 		out[i], ran[i] = p, o
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(cfg.Workers)
+	if cfg.Runner != nil {
+		g.SetLimit(len(tasks)) // every polytope is asked for at once
+	}
 	for next := 0; next < len(tasks); {
 		lo, hi := next, next+1
 		for hi < len(tasks) && tasks[hi-1].withNext {
@@ -412,20 +427,42 @@ func Train(ctx context.Context, cfg Config, data *sparsevec.CSR, outer *float32)
 	if err != nil {
 		return nil, nil, err
 	}
-	classes, err := binaryClasses(data.DistinctLabels(), outer)
+	p, err := planBinary(cfg, data, outer)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkMemory(cfg, sides(cfg), initRows(cfg, data)); err != nil {
+	return p.train(ctx)
+}
+
+// train trains every polytope of p (in this process, or by cfg.Runner)
+// and builds the model.
+func (p *Plan) train(ctx context.Context) (*model.Model, *Report, error) {
+	polys, rep, err := runAll(ctx, p.cfg, p.tasks, p.fp)
+	if err != nil {
 		return nil, nil, err
+	}
+	return buildModel(p.cfg, p.classes, p.ovo, polys), rep, nil
+}
+
+// planBinary is NewPlan of a binary run; cfg is complete (withDefaults).
+// With cfg.Runner set the rows are not shuffled: no polytope trains here.
+func planBinary(cfg Config, data *sparsevec.CSR, outer *float32) (*Plan, error) {
+	classes, err := binaryClasses(data.DistinctLabels(), outer)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMemory(cfg, sides(cfg), initRows(cfg, data)); err != nil {
+		return nil, err
 	}
 	fp, err := prepare(cfg, data, classes, false)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	data = data.Permute(permutation(data.Rows(), cfg.Seed, shuffleStream))
+	if cfg.Runner == nil {
+		data = data.Permute(permutation(data.Rows(), cfg.Seed, shuffleStream))
+	}
 	if err := checkValidLabels(cfg.Valid.Data, classes); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	tasks := []task{memTask(cfg, data, nil, "outer", classes[0], 0)}
 	if cfg.DoubleSided {
@@ -434,11 +471,7 @@ func Train(ctx context.Context, cfg Config, data *sparsevec.CSR, outer *float32)
 	for i := range tasks {
 		tasks[i].valid = newValidSet(cfg.Valid.Data, tasks[i].outer, nil)
 	}
-	polys, rep, err := runAll(ctx, cfg, tasks, fp)
-	if err != nil {
-		return nil, nil, err
-	}
-	return buildModel(cfg, classes, false, polys), rep, nil
+	return &Plan{cfg: cfg, classes: classes, tasks: tasks, fp: fp}, nil
 }
 
 func memTask(cfg Config, data *sparsevec.CSR, rows []int32, name string, outer float32, i int) task {
@@ -485,6 +518,9 @@ func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes 
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, nil, err
+	}
+	if cfg.Runner != nil {
+		return nil, nil, errors.New("sgd: streamed training runs in one process; a Runner needs in-memory data")
 	}
 	if _, err := prepare(cfg, nil, classes[:], false); err != nil {
 		return nil, nil, err
@@ -556,24 +592,36 @@ func TrainOvO(ctx context.Context, cfg Config, data *sparsevec.CSR) (*model.Mode
 	if err != nil {
 		return nil, nil, err
 	}
-	classes := data.DistinctLabels()
-	if len(classes) < 2 {
-		return nil, nil, fmt.Errorf("sgd: one-vs-one needs at least 2 labels, the data has %d", len(classes))
-	}
-	if err := checkMemory(cfg, sides(cfg)*len(classes)*(len(classes)-1)/2, initRows(cfg, data)); err != nil {
-		return nil, nil, err
-	}
-	fp, err := prepare(cfg, data, classes, true)
+	p, err := planOvO(cfg, data)
 	if err != nil {
 		return nil, nil, err
 	}
-	data = data.Permute(permutation(data.Rows(), cfg.Seed, shuffleStream))
+	return p.train(ctx)
+}
+
+// planOvO is NewPlan of a one-vs-one run; cfg is complete (withDefaults).
+// With cfg.Runner set the rows are not shuffled: no polytope trains here.
+func planOvO(cfg Config, data *sparsevec.CSR) (*Plan, error) {
+	classes := data.DistinctLabels()
+	if len(classes) < 2 {
+		return nil, fmt.Errorf("sgd: one-vs-one needs at least 2 labels, the data has %d", len(classes))
+	}
+	if err := checkMemory(cfg, sides(cfg)*len(classes)*(len(classes)-1)/2, initRows(cfg, data)); err != nil {
+		return nil, err
+	}
+	fp, err := prepare(cfg, data, classes, true)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Runner == nil {
+		data = data.Permute(permutation(data.Rows(), cfg.Seed, shuffleStream))
+	}
 	byClass := make(map[float32][]int32, len(classes))
 	for r, y := range data.Labels {
 		byClass[y] = append(byClass[y], int32(r))
 	}
 	if err := checkValidLabels(cfg.Valid.Data, classes); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var tasks []task
 	for pi, pr := range Pairs(len(classes)) {
@@ -589,11 +637,7 @@ func TrainOvO(ctx context.Context, cfg Config, data *sparsevec.CSR) (*model.Mode
 			tasks[len(tasks)-1].valid = vs.swapped(b)
 		}
 	}
-	polys, rep, err := runAll(ctx, cfg, tasks, fp)
-	if err != nil {
-		return nil, nil, err
-	}
-	return buildModel(cfg, classes, true, polys), rep, nil
+	return &Plan{cfg: cfg, classes: classes, ovo: true, tasks: tasks, fp: fp}, nil
 }
 
 func mergeSorted(a, b []int32) []int32 {

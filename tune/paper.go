@@ -42,6 +42,29 @@ type Paper struct {
 	Stage1 int
 }
 
+// paperK returns the K of the paper's search with base flags.
+func paperK(base *learner.Flags) (int, error) {
+	ks := base.Get("k")
+	if ks == "" {
+		return 10, nil
+	}
+	k, err := strconv.Atoi(ks)
+	if err != nil {
+		return 0, fmt.Errorf("%w: -k %s: the paper's search takes one K", ErrGrid, ks)
+	}
+	return k, nil
+}
+
+// PaperPoints returns the number of points PaperSearch with base flags
+// scores over both of its stages, the most it may score.
+func PaperPoints(base *learner.Flags) (int, error) {
+	k, err := paperK(base)
+	if err != nil {
+		return 0, err
+	}
+	return len(PaperC) + len(PaperH(k)), nil
+}
+
 // PaperSearch runs the CPM's parameter search of section 5.1 of
 // Kantchelian et al. (NIPS 2014), a one-round coordinate descent: with h =
 // 0, C over PaperC; then, at the best C, h over PaperH(K) (K from base, 10
@@ -52,13 +75,9 @@ func PaperSearch(ctx context.Context, cfg Config, data *sparsevec.CSR, base *lea
 	if base.Get("lambda") != "0" {
 		return nil, fmt.Errorf("%w: the paper's search chooses C (λ = 1/(C·T)); drop --lambda", ErrGrid)
 	}
-	k := 10
-	if ks := base.Get("k"); ks != "" {
-		v, err := strconv.Atoi(ks)
-		if err != nil {
-			return nil, fmt.Errorf("%w: -k %s: the paper's search takes one K", ErrGrid, ks)
-		}
-		k = v
+	k, err := paperK(base)
+	if err != nil {
+		return nil, err
 	}
 	stage1 := "C=" + joinFloats(PaperC) + " entropy=0"
 	rows, err := runGrid(ctx, cfg, data, base, stage1, 0, build)

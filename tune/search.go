@@ -48,6 +48,10 @@ type Config struct {
 	// with the point's row and the number of points done. Calls are
 	// serialised; points may finish out of grid order.
 	Progress func(r *Row, done, total int)
+	// Exec, if set, computes fit fit of a candidate somewhere else
+	// (package cluster: on a worker, with RunFit) instead of here; Search
+	// then asks for every fit at once, whatever Workers says.
+	Exec func(ctx context.Context, c Candidate, fit int) (FitResult, error)
 }
 
 // Row is the score of one point. Percentages are in [0,100].
@@ -82,7 +86,14 @@ type Run struct {
 	Hyperplanes  float64
 }
 
-// fitResult is what one fit of a point gives.
+// FitResult is what one fit of a point gives: a fold's stats (CV) or a
+// run on the validation set. It encodes as JSON.
+type FitResult struct {
+	Fold *cv.FoldStats `json:"fold,omitempty"`
+	Run  *Run          `json:"run,omitempty"`
+}
+
+// fitResult is FitResult without pointers, as Search keeps it.
 type fitResult struct {
 	fold cv.FoldStats
 	run  Run
@@ -109,6 +120,9 @@ func Search(ctx context.Context, cfg Config, data *sparsevec.CSR, cands []Candid
 	}
 	total := len(cands) * s.fits
 	atOnce := min(cmp.Or(cfg.Workers, runtime.GOMAXPROCS(0)), max(total, 1))
+	if cfg.Exec != nil {
+		atOnce = max(total, 1)
+	}
 	if cfg.MaxMemory > 0 {
 		for i := range s.cands {
 			s.cands[i].Spec.MaxMemory = max(cfg.MaxMemory/int64(atOnce), 1)
@@ -138,7 +152,15 @@ func Search(ctx context.Context, cfg Config, data *sparsevec.CSR, cands []Candid
 					return err
 				}
 				p, f := t/s.fits, t%s.fits
-				r, err := s.fit(gctx, p, f, &scratch)
+				var (
+					r   fitResult
+					err error
+				)
+				if cfg.Exec != nil {
+					r, err = s.exec(gctx, p, f)
+				} else {
+					r, err = s.fit(gctx, p, f, &scratch)
+				}
 				if err != nil {
 					return fmt.Errorf("point %d (%s): %w", p+1, cands[p].Point, err)
 				}
@@ -182,6 +204,48 @@ func (s *search) setup() error {
 	}
 	s.fits = cmp.Or(s.cfg.Seeds, 1)
 	return nil
+}
+
+// exec has fit f of point p computed by cfg.Exec and checks that its
+// result is of the search's kind.
+func (s *search) exec(ctx context.Context, p, f int) (fitResult, error) {
+	r, err := s.cfg.Exec(ctx, s.cands[p], f)
+	switch {
+	case err != nil:
+		return fitResult{}, err
+	case s.plan != nil && (r.Fold == nil || r.Run != nil):
+		return fitResult{}, fmt.Errorf("tune: fit %d of point %d: a cross-validation fit returned no fold stats", f, p)
+	case s.plan == nil && (r.Run == nil || r.Fold != nil):
+		return fitResult{}, fmt.Errorf("tune: fit %d of point %d: a validation fit returned no run", f, p)
+	}
+	if r.Fold != nil {
+		return fitResult{fold: *r.Fold}, nil
+	}
+	return fitResult{run: *r.Run}, nil
+}
+
+// RunFit computes fit f of cand as Search with cfg on data computes it
+// (cfg.Exec, Workers, MaxMemory and Progress are not used; cand.Spec's
+// MaxMemory is): fold f of the cross-validation, or the run with learner
+// seed cfg.Seed+f scored on cfg.Valid. A worker process of package
+// cluster computes one fit of a search with it.
+func RunFit(ctx context.Context, cfg Config, data *sparsevec.CSR, cand Candidate, f int) (FitResult, error) {
+	s := &search{cfg: cfg, data: data, cands: []Candidate{cand}}
+	if err := s.setup(); err != nil {
+		return FitResult{}, err
+	}
+	if f < 0 || f >= s.fits {
+		return FitResult{}, fmt.Errorf("tune: fit %d of %d: %w", f, s.fits, cv.ErrConfig)
+	}
+	var scratch cv.Scratch
+	r, err := s.fit(ctx, 0, f, &scratch)
+	if err != nil {
+		return FitResult{}, err
+	}
+	if s.plan != nil {
+		return FitResult{Fold: &r.fold}, nil
+	}
+	return FitResult{Run: &r.run}, nil
 }
 
 // fit runs fit f of point p.

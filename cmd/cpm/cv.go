@@ -43,6 +43,7 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	defer lim.annotate(&err)
 	mem := addMemoryFlag(fs)
 	defer mem.annotate(&err)
+	nf := addNATSFlags(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -59,6 +60,9 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 			return usagef("--scale01 is --scale minmax; drop one of --scale01 and --scale %s", spec.Scale)
 		}
 		spec.Scale = scale.MinMax
+		if err := lf.flags.Set("scale", string(scale.MinMax)); err != nil {
+			return err
+		}
 	}
 	if len(lf.k) > 1 {
 		return usagef("cv takes one K; give a list to train (-k 2,3,4) to choose K by cross-validation")
@@ -68,6 +72,9 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	}
 	if *workers < 0 {
 		return usagef("--cv-workers %d: want at least 1 (or 0 for GOMAXPROCS)", *workers)
+	}
+	if err := nf.check(); err != nil {
+		return err
 	}
 	path := pos[0]
 	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true, inputs: []string{path}}); err != nil {
@@ -92,6 +99,18 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 				fmt.Fprintln(stderr)
 			}
 		}
+	}
+	if nf.on() {
+		s, err := nf.open(ctx, *quiet, stderr)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		finish, err := s.cvExec(ctx, &cfg, lf, spec, data)
+		if err != nil {
+			return err
+		}
+		defer func() { finish(err) }()
 	}
 	res, err := cv.Run(ctx, cfg, data, spec.Fit())
 	if err != nil {

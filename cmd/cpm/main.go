@@ -15,6 +15,8 @@
 //	cpm bench   seeds | cpm-table                     the papers' tables, ours beside theirs
 //	cpm inspect MODEL [--top N] [--data FILE]         what a model learned, face by face
 //	cpm plot    regions | curve                       decision regions (2-D) or a training curve (PNG)
+//	cpm worker  --nats URL [--concurrency N]          run tasks of distributed train, cv and tune jobs
+//	cpm cluster serve | status                        a NATS JetStream node; jobs, tasks and workers
 //	cpm version                                       module version and build information
 //
 // Run `cpm COMMAND -h` for a command's flags. Exit status: 0 success,
@@ -80,6 +82,13 @@ usage:
                                                     features, active faces, assignment counts
   cpm plot    regions --model M --data F -o OUT.png decision regions and faces of a 2-D model
   cpm plot    curve --log METRICS.jsonl -o OUT.png  training curve from cpm train --metrics-log
+  cpm worker  --nats URL [--concurrency N] [--cache-dir DIR]
+                                                    run the tasks of train, cv and tune jobs submitted
+                                                    with --nats URL, until interrupted
+  cpm cluster serve [--listen HOST:PORT] [--store DIR] [--routes URL,...] [--name N]
+                                                    a NATS server with JetStream (loopback unless
+                                                    authenticated); clusters with other nodes
+  cpm cluster status --nats URL                     jobs, their tasks by state, workers and their tasks
   cpm version                                       module version and build info (also --version)
 
 Learners (cpm train --learner NAME): cpm (default), perceptron, kperceptron,
@@ -178,6 +187,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runInspect(ctx, rest, stdout, stderr)
 	case "plot":
 		err = runPlot(ctx, rest, stdout, stderr)
+	case "worker":
+		err = runWorker(ctx, rest, stdout, stderr)
+	case "cluster":
+		err = runCluster(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		err = runVersion(rest, stdout, stderr)
 	case "help", "-h", "--help":

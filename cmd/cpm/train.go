@@ -55,6 +55,7 @@ type trainOptions struct {
 	valid        *validFlags
 	lim          *inputLimits
 	mem          *memoryLimit
+	nats         *natsFlags
 
 	// Set by validate.
 	spec      learner.Spec
@@ -91,6 +92,7 @@ func parseTrain(args []string, stderr io.Writer) (*trainOptions, error) {
 	o.valid = addValidFlags(fs)
 	o.lim = addLimitFlags(fs)
 	o.mem = addMemoryFlag(fs)
+	o.nats = addNATSFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -199,6 +201,12 @@ func (o *trainOptions) validate() error {
 		return usagef("--progress-every %d: want >= 1 (or 0 for the default)", o.progressEvery)
 	}
 	if err := o.valid.check(o.spec, o.stream); err != nil {
+		return err
+	}
+	if err := o.nats.check(); err != nil {
+		return err
+	}
+	if err := o.nats.checkTrain(o); err != nil {
 		return err
 	}
 	return o.validateInput()

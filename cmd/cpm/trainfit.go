@@ -135,7 +135,20 @@ func (o *trainOptions) trainInMemory(ctx context.Context, stderr io.Writer, met 
 	if err := o.valid.load(&o.spec, &data, stderr, o.quiet, o.lim.opts(ctx)...); err != nil {
 		return nil, nil, err
 	}
-	m, rep, err := learner.Train(ctx, o.spec, data)
+	var (
+		m   *model.Model
+		rep *learner.Report
+	)
+	if o.nats.on() {
+		var s *natsSession
+		if s, err = o.nats.open(ctx, o.quiet, stderr); err != nil {
+			return nil, nil, err
+		}
+		defer s.close()
+		m, rep, err = s.train(ctx, o, data)
+	} else {
+		m, rep, err = learner.Train(ctx, o.spec, data)
+	}
 	if err != nil {
 		return nil, nil, o.ckpt.interrupted(err, o.args, stderr)
 	}

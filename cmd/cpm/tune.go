@@ -50,6 +50,7 @@ type tuneOptions struct {
 	quiet                       bool
 	lim                         *inputLimits
 	mem                         *memoryLimit
+	nats                        *natsFlags
 	data                        string
 	rule                        tune.Rule
 }
@@ -74,6 +75,7 @@ func parseTune(args []string, stderr io.Writer) (*tuneOptions, error) {
 	fs.BoolVar(&o.quiet, "q", false, "quiet: no progress lines")
 	o.lim = addLimitFlags(fs)
 	o.mem = addMemoryFlag(fs)
+	o.nats = addNATSFlags(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return nil, err
@@ -124,6 +126,9 @@ func (o *tuneOptions) check(set map[string]bool) error {
 	if _, err := o.lf.build(); err != nil {
 		return err
 	}
+	if err := o.nats.check(); err != nil {
+		return err
+	}
 	return checkInputs([2]string{"DATA", o.data}, [2]string{"--valid", o.valid})
 }
 
@@ -151,6 +156,18 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	data, cfg, err := o.load(ctx, stderr)
 	if err != nil {
 		return err
+	}
+	if o.nats.on() {
+		s, err := o.nats.open(ctx, o.quiet, stderr)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		finish, err := s.tuneExec(ctx, &cfg, o, data, len(cands))
+		if err != nil {
+			return err
+		}
+		defer func() { finish(err) }()
 	}
 	start := time.Now()
 	res := &tuneResult{}

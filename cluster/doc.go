@@ -1,0 +1,87 @@
+// Package cluster runs the tasks of cpm jobs on workers over NATS
+// JetStream. It has no scheduler or transport of its own: tasks are
+// messages in a work-queue stream read through one durable pull consumer
+// with explicit acknowledgement, data and results are objects in object
+// stores, and job state is in key-value buckets.
+//
+// # Assets
+//
+//	stream CPM_TASKS     subjects cpm.task.<job>; work-queue retention (a
+//	                     message leaves when acknowledged or terminated);
+//	                     messages of at most MaxTaskBytes plus headers;
+//	                     a 2-minute duplicate window on Nats-Msg-Id
+//	consumer cpm-workers durable, pull, explicit ack, AckWait, MaxDeliver,
+//	                     filter cpm.task.>
+//	object store cpm-data     input files, named by the SHA-256 of their bytes
+//	object store cpm-results  results, named <job>/<index>/<sha256>
+//	KV cpm-jobs          <job>: the job record (kind, count, digest of the
+//	                     definition, state, error, submission count);
+//	                     <job>.p.<i>: stream sequence of task i's message;
+//	                     <job>.r.<i>: result record (object, SHA-256, size,
+//	                     worker); <job>.f.<i>: failure record (worker, error);
+//	                     <job>.e.<i>: the last transient error of task i
+//	KV cpm-workers       <worker>: heartbeat (tasks running, rows done,
+//	                     rows/s, tasks done), every 2s, expiring after 6s
+//
+// A NATS account running cpm needs these and the advisory subject
+// MaxDeliveriesAdvisory.
+//
+// # Message flow
+//
+// The coordinator (cpm train, cv or tune with a cluster) stores its input
+// files with PutData, which uploads a file only if no object of its digest
+// exists. Submit creates the job record and starts one KV watcher on the
+// job's result and failure records. Do publishes a task (a Task message,
+// self-describing: learner, flags, seed, part, data digests) to
+// cpm.task.<job> and waits for the watcher to see the task's record; it
+// returns the result object's bytes after checking their SHA-256 against
+// the record. Finish marks the job done or failed and deletes its queued
+// tasks.
+//
+// A worker (Work) pulls one message per free slot, decodes and validates
+// it, checks that its job is running and that the task has no record yet,
+// and calls its Executor with a data function that fetches objects of
+// cpm-data into a local cache (files named by verified digests inside the
+// cache directory: nothing in a message names a local path). While the
+// task runs the worker sends InProgress every AckWait/3. A result is
+// uploaded, its record created with KV Create, and the message
+// acknowledged.
+//
+// # Faults and their outcomes
+//
+//   - Worker killed, or cut off from NATS, mid-task: its heartbeats stop
+//     and the server redelivers the task AckWait later to another worker.
+//   - Worker stopped (SIGINT/SIGTERM): its running tasks see their context
+//     cancelled and are requeued (Nak) for immediate redelivery.
+//   - Execute fails (a deterministic error): the worker records the error
+//     and terminates the message; Do returns a *TaskError and the job fails
+//     after one attempt.
+//   - Transient error (data store unreachable, data too large for this
+//     worker, NATS errors while storing a result): the task is requeued
+//     after a delay and the error kept as the task's last error.
+//   - Crash loop (a task that kills or stalls every worker, or keeps
+//     failing transiently): after MaxDeliver deliveries the server
+//     publishes an advisory; every coordinator and worker listens, maps the
+//     advisory's stream sequence to the task (the queued message, or the
+//     coordinator's publish sequences), records "delivered N times without
+//     a result" with the last error, and deletes the message. Do returns a
+//     *TaskError.
+//   - Invalid message (does not decode or validate, wrong schema version):
+//     the worker logs and terminates it; if it names a task of a running
+//     job, that task is recorded as failed.
+//   - Job finished or failed (Finish) while tasks run: its queued tasks
+//     are deleted, and workers cancel its running tasks within a
+//     heartbeat (2s) and acknowledge them.
+//   - Coordinator killed: workers go on. Submitting the same job again
+//     (same ID and definition digest) reattaches: tasks with results are
+//     not run again, failed tasks are retried, messages still queued are
+//     kept when never delivered or running on a live worker.
+//   - Duplicates (a message redelivered after its result was recorded,
+//     two workers racing on one task, a task published twice): the first
+//     result record created wins; later results are dropped, and a worker
+//     acknowledges without running a task that has a result. Result
+//     objects are named by their digest, so identical uploads collide
+//     harmlessly.
+//   - A job with the same ID and another definition: Submit returns
+//     ErrJobConflict.
+package cluster

@@ -1,0 +1,173 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+)
+
+// SchemaVersion is the version of the task message this build writes and
+// the only one it runs. A worker refuses (and terminates) any other.
+const SchemaVersion = 1
+
+// Task kinds: what a task computes (package cluster/compute runs them).
+const (
+	KindTrainPart  = "train-part"  // polytope Part of a CPM model (one-vs-one pairs, sides)
+	KindTrainModel = "train-model" // a whole model of a learner that has no parts
+	KindCVFold     = "cv-fold"     // fit Part = rep*Folds+fold of a cross-validation
+	KindTuneFit    = "tune-fit"    // fit Part of grid point Point of a search
+)
+
+// Limits on a task message, checked by Validate before a worker acts on it.
+const (
+	MaxTaskBytes = 64 << 10 // a whole task message
+	MaxParts     = 1 << 24  // Count, Part and Point bounds
+	maxFlags     = 256
+	maxValue     = 256 // bytes of one flag name or value
+)
+
+// Task is one unit of work of a job, a self-describing message: the job,
+// the learner with its full configuration (every learner flag's value, as
+// cpm train would parse them), which part of the job it computes, and the
+// SHA-256 digests of its input data. Running it on any worker gives the
+// bytes the same part gives inside a local cpm train, cv or tune run.
+type Task struct {
+	Version int    `json:"v"`
+	Job     string `json:"job"`
+	Index   int    `json:"index"` // position in the job, 0..Count-1
+	Count   int    `json:"count"` // tasks in the job
+	Kind    string `json:"kind"`
+	Name    string `json:"name,omitempty"` // for people: "3 vs 5/inner", "rep 2 fold 7"
+
+	Learner string            `json:"learner"`
+	Flags   map[string]string `json:"flags"` // learner flag -> value
+	Label   *float32          `json:"label,omitempty"`
+	Seed    uint64            `json:"seed"`
+
+	Data  string `json:"data"`            // digest of the training rows
+	Valid string `json:"valid,omitempty"` // digest of the validation rows (tune --holdout/--valid)
+
+	Part  int `json:"part"`            // polytope (train-part) or fit (cv-fold, tune-fit)
+	Parts int `json:"parts,omitempty"` // polytopes of the model (train-part)
+	Point int `json:"point,omitempty"` // grid point (tune-fit)
+
+	// Cross-validation (cv-fold, and tune-fit scored by CV).
+	Reps   int    `json:"reps,omitempty"`
+	Folds  int    `json:"folds,omitempty"`
+	CVSeed uint64 `json:"cv_seed,omitempty"`
+	// Validation-set scoring (tune-fit without CV): fit Part trains with
+	// learner seed Seed+Part.
+	Seeds int `json:"seeds,omitempty"`
+}
+
+// ErrInvalidTask is wrapped by every error of Validate and DecodeTask.
+var ErrInvalidTask = errors.New("invalid task")
+
+var (
+	digestRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	jobRE    = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	nameRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+)
+
+// ValidDigest reports whether s is a SHA-256 digest as tasks carry it
+// (64 lower-case hex digits).
+func ValidDigest(s string) bool { return digestRE.MatchString(s) }
+
+// ValidJobID reports whether s may name a job: 1 to 64 letters, digits,
+// '-' or '_' (it becomes part of NATS subjects and keys).
+func ValidJobID(s string) bool { return jobRE.MatchString(s) }
+
+// Validate checks the fields of t that do not depend on a learner: the
+// schema version, the kind, sizes, indices and digests. The learner flags
+// are checked when compute builds the learner from them.
+func (t *Task) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidTask, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case t.Version != SchemaVersion:
+		return bad("schema version %d, this worker runs version %d", t.Version, SchemaVersion)
+	case !ValidJobID(t.Job):
+		return bad("job id %q", t.Job)
+	case t.Count < 1 || t.Count > MaxParts:
+		return bad("count %d out of [1, %d]", t.Count, MaxParts)
+	case t.Index < 0 || t.Index >= t.Count:
+		return bad("index %d out of [0, %d)", t.Index, t.Count)
+	case !nameRE.MatchString(t.Learner):
+		return bad("learner %q", t.Learner)
+	case !ValidDigest(t.Data):
+		return bad("data digest %q is not a SHA-256 hex digest", t.Data)
+	case t.Valid != "" && !ValidDigest(t.Valid):
+		return bad("validation digest %q is not a SHA-256 hex digest", t.Valid)
+	case len(t.Flags) > maxFlags:
+		return bad("%d flags, at most %d", len(t.Flags), maxFlags)
+	case t.Part < 0 || t.Part >= MaxParts || t.Parts < 0 || t.Parts > MaxParts || t.Point < 0 || t.Point >= MaxParts:
+		return bad("part %d of %d, point %d out of range", t.Part, t.Parts, t.Point)
+	case t.Reps < 0 || t.Reps > 1000 || t.Folds < 0 || t.Folds > 1<<20 || t.Seeds < 0 || t.Seeds > 1<<20:
+		return bad("reps %d, folds %d, seeds %d out of range", t.Reps, t.Folds, t.Seeds)
+	case len(t.Name) > maxValue:
+		return bad("name of %d bytes", len(t.Name))
+	}
+	for k, v := range t.Flags {
+		if !nameRE.MatchString(k) || len(v) > maxValue {
+			return bad("flag %q=%q", k, v)
+		}
+	}
+	switch t.Kind {
+	case KindTrainPart:
+		if t.Parts < 1 || t.Part >= t.Parts {
+			return bad("train-part %d of %d", t.Part, t.Parts)
+		}
+	case KindTrainModel:
+	case KindCVFold:
+		if t.Reps < 1 || t.Folds < 2 || t.Part >= t.Reps*t.Folds {
+			return bad("cv-fold %d of %d x %d", t.Part, t.Reps, t.Folds)
+		}
+	case KindTuneFit:
+		cvScored := t.Reps > 0
+		switch {
+		case cvScored && (t.Folds < 2 || t.Part >= t.Reps*t.Folds):
+			return bad("tune-fit %d of %d x %d folds", t.Part, t.Reps, t.Folds)
+		case !cvScored && (t.Valid == "" || t.Seeds < 1 || t.Part >= t.Seeds):
+			return bad("tune-fit %d of %d seeds on validation rows %q", t.Part, t.Seeds, t.Valid)
+		}
+	default:
+		return bad("kind %q", t.Kind)
+	}
+	return nil
+}
+
+// Encode returns the task's message body (JSON).
+func (t *Task) Encode() ([]byte, error) {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxTaskBytes {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidTask, len(b), MaxTaskBytes)
+	}
+	return b, nil
+}
+
+// DecodeTask parses and validates a task message body. Unknown fields are
+// refused: a message of a newer schema must carry a newer version.
+func DecodeTask(b []byte) (*Task, error) {
+	if len(b) > MaxTaskBytes {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidTask, len(b), MaxTaskBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	t := new(Task)
+	if err := dec.Decode(t); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidTask, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: trailing data after the task", ErrInvalidTask)
+	}
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/polyhedral/cpm/cluster"
+	"github.com/polyhedral/cpm/cluster/compute"
+	"github.com/polyhedral/cpm/cluster/natsd"
+)
+
+const workerUsage = "cpm worker --nats URL [--concurrency N] [--cache-dir DIR] [--cache-size BYTES] [--name NAME] [--max-memory BYTES] [connection flags]"
+
+// runWorker implements cpm worker: it pulls tasks of train, cv and tune
+// jobs from the cluster and runs them until interrupted. SIGINT or SIGTERM
+// cancels ctx: the running tasks stop and go back to the queue for another
+// worker, and the command exits with status 0.
+func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("worker", stderr, workerUsage)
+	url := fs.String("nats", "", "the NATS server(s), `URL` (comma-separated)")
+	conc := fs.Int("concurrency", 1, "tasks run at once")
+	cacheDir := fs.String("cache-dir", "", "keep fetched data sets in `DIR` across tasks and runs (default: a temporary directory removed at exit)")
+	cacheSize := fs.Int64("cache-size", 8<<30, "bound on the --cache-dir size in `bytes`; least recently used data sets are evicted")
+	name := fs.String("name", "", "worker `name` in cluster status (default HOST-PID)")
+	replicas := fs.Int("nats-replicas", 0, "replicas of the streams and stores (3 on a 3-node cluster); default: those that exist keep theirs, missing ones get 1")
+	ackWait := fs.Duration("ack-wait", 0, "set the task queue's ack deadline: a task whose worker died is redelivered this long after its last heartbeat (default: keep the queue's; 30s when created)")
+	maxDeliver := fs.Int("max-deliver", 0, "set the deliveries of one task before its job fails (default: keep the queue's; 5 when created)")
+	mem := addMemoryFlag(fs)
+	client := natsd.AddClientFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected argument %q", fs.Arg(0))
+	case *url == "" || *url == embeddedURL:
+		return usagef("give --nats URL, the server(s) the submitting cpm uses")
+	case *conc < 1:
+		return usagef("--concurrency %d: want at least 1", *conc)
+	case *cacheSize < 1<<20:
+		return usagef("--cache-size %d: want at least 1 MiB", *cacheSize)
+	case *replicas < 0 || *replicas > 5:
+		return usagef("--nats-replicas %d: want 1 to 5 (or 0: keep)", *replicas)
+	case *ackWait != 0 && *ackWait < time.Second:
+		return usagef("--ack-wait %v: want at least 1s", *ackWait)
+	case *maxDeliver < 0:
+		return usagef("--max-deliver %d: want at least 1", *maxDeliver)
+	}
+	if *name == "" {
+		host, _ := os.Hostname()
+		*name = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	copts := *client
+	copts.Name = "cpm-worker-" + *name
+	nc, err := natsd.Connect(*url, copts)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	c, err := cluster.Open(ctx, nc, cluster.Options{Replicas: *replicas, AckWait: *ackWait, MaxDeliver: *maxDeliver})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	fmt.Fprintf(stderr, "cpm worker %s: %d task(s) at once from %s\n", *name, *conc, *url)
+	start := time.Now()
+	err = c.Work(ctx, &compute.Executor{MaxMemory: mem.v()}, cluster.WorkerOptions{
+		Name: *name, Concurrency: *conc, CacheDir: *cacheDir, CacheBytes: *cacheSize, Log: stderr,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "cpm worker %s: stopped after %.1fs\n", *name, time.Since(start).Seconds())
+	return nil
+}
+
+const clusterStatusUsage = "cpm cluster status --nats URL [connection flags]"
+
+func init() { clusterStatus = runClusterStatus }
+
+// runClusterStatus implements cpm cluster status: jobs, their tasks by
+// state, and the workers seen with what each runs.
+func runClusterStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("cluster status", stderr, clusterStatusUsage)
+	url := fs.String("nats", "", "the NATS server(s), `URL` (comma-separated)")
+	client := natsd.AddClientFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if *url == "" || *url == embeddedURL {
+		return usagef("give --nats URL")
+	}
+	copts := *client
+	copts.Name = "cpm-status"
+	nc, err := natsd.Connect(*url, copts)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	c, err := cluster.Open(ctx, nc, cluster.Options{})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	st, err := c.Status(ctx)
+	if err != nil {
+		return err
+	}
+	st.Print(stdout)
+	return nil
+}
