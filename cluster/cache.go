@@ -234,15 +234,29 @@ func isClosed(ch chan struct{}) bool {
 }
 
 // dataSession is the data function of one task: it holds every file the
-// task asked for until the task ends.
+// task asked for until the task ends. The task's training rows come from
+// the worker's data root when the task has a Path, from the cache
+// otherwise.
 type dataSession struct {
 	c     *cache
+	root  *dataRoot // nil: the worker has none
+	task  *Task
 	mu    sync.Mutex
 	held  []*cacheFile
+	local []localFile // files of the data root handed out
 	ended bool
 }
 
+// localFile is a file of the data root as it was verified.
+type localFile struct {
+	rel, path string
+	fi        os.FileInfo
+}
+
 func (s *dataSession) get(ctx context.Context, digest string) (string, error) {
+	if s.task != nil && s.task.Path != "" && digest == s.task.Data {
+		return s.getLocal(ctx, digest)
+	}
 	f, p, err := s.c.acquire(ctx, digest)
 	if err != nil {
 		return "", err
@@ -265,4 +279,39 @@ func (s *dataSession) end() {
 	for _, f := range held {
 		s.c.release(f)
 	}
+}
+
+// getLocal returns the path of the task's file in the data root once it
+// is verified.
+func (s *dataSession) getLocal(ctx context.Context, digest string) (string, error) {
+	rel := s.task.Path
+	if s.root == nil {
+		return "", errNoDataRoot(rel)
+	}
+	p, fi, err := s.root.file(ctx, rel, digest)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return "", fmt.Errorf("data file %s: requested after the task ended", rel)
+	}
+	s.local = append(s.local, localFile{rel: rel, path: p, fi: fi})
+	return p, nil
+}
+
+// recheck returns an error if a file of the data root handed out to the
+// task is no longer the version that was verified: the task may have read
+// other bytes than the digest says.
+func (s *dataSession) recheck() error {
+	s.mu.Lock()
+	local := s.local
+	s.mu.Unlock()
+	for _, f := range local {
+		if st, err := os.Stat(f.path); err != nil || changed(f.fi, st) {
+			return fmt.Errorf("data file %s changed while the task ran", f.rel)
+		}
+	}
+	return nil
 }

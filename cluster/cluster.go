@@ -118,10 +118,13 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	c := &Cluster{nc: nc, js: js, open: make(map[*Job]struct{})}
-	if c.stream, err = ensureStream(ctx, js, o); err != nil {
+	// Every step is retried: a cluster that has just formed, or whose
+	// assets another process is creating or changing at the same moment,
+	// answers with timeouts while it elects their leaders.
+	if c.stream, err = retry(ctx, func(ctx context.Context) (jetstream.Stream, error) { return ensureStream(ctx, js, o) }); err != nil {
 		return nil, fmt.Errorf("cluster: stream %s: %w", StreamName, err)
 	}
-	if c.cons, err = ensureConsumer(ctx, c.stream, o); err != nil {
+	if c.cons, err = retry(ctx, func(ctx context.Context) (jetstream.Consumer, error) { return ensureConsumer(ctx, c.stream, o) }); err != nil {
 		return nil, fmt.Errorf("cluster: consumer %s: %w", ConsumerName, err)
 	}
 	for _, b := range []struct {
@@ -131,7 +134,14 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Cluster, error) {
 		{&c.data, jetstream.ObjectStoreConfig{Bucket: DataBucket, Description: "cpm input data by SHA-256"}},
 		{&c.results, jetstream.ObjectStoreConfig{Bucket: ResultBucket, Description: "cpm task results"}},
 	} {
-		if *b.obs, err = ensureObjectStore(ctx, js, b.cfg, o.Replicas); err != nil {
+		*b.obs, err = retry(ctx, func(ctx context.Context) (jetstream.ObjectStore, error) {
+			obs, err := ensureObjectStore(ctx, js, b.cfg, o.Replicas)
+			if err != nil {
+				return nil, err
+			}
+			return readAfterWrite(ctx, js, "OBJ_"+b.cfg.Bucket, obs, func() (jetstream.ObjectStore, error) { return js.ObjectStore(ctx, b.cfg.Bucket) })
+		})
+		if err != nil {
 			return nil, fmt.Errorf("cluster: object store %s: %w", b.cfg.Bucket, err)
 		}
 	}
@@ -142,7 +152,14 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Cluster, error) {
 		{&c.jobs, jetstream.KeyValueConfig{Bucket: JobBucket, Description: "cpm job and task records", MaxValueSize: maxRecordBytes}},
 		{&c.workers, jetstream.KeyValueConfig{Bucket: WorkerBucket, Description: "cpm worker heartbeats", MaxValueSize: maxRecordBytes, TTL: workerTTL}},
 	} {
-		if *b.kv, err = ensureKeyValue(ctx, js, b.cfg, o.Replicas); err != nil {
+		*b.kv, err = retry(ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
+			kv, err := ensureKeyValue(ctx, js, b.cfg, o.Replicas)
+			if err != nil {
+				return nil, err
+			}
+			return readAfterWrite(ctx, js, "KV_"+b.cfg.Bucket, kv, func() (jetstream.KeyValue, error) { return js.KeyValue(ctx, b.cfg.Bucket) })
+		})
+		if err != nil {
 			return nil, fmt.Errorf("cluster: bucket %s: %w", b.cfg.Bucket, err)
 		}
 	}
@@ -247,6 +264,29 @@ func ensureConsumer(ctx context.Context, s jetstream.Stream, o Options) (jetstre
 		return cons, nil
 	}
 	return s.CreateOrUpdateConsumer(ctx, cfg)
+}
+
+// readAfterWrite turns off direct gets on the stream behind a bucket and
+// returns the bucket bound anew (bind), so that its reads go to the
+// stream's leader. Buckets are created with direct gets, which any replica
+// of a replicated stream answers, also one that has not yet applied the
+// latest write: a coordinator that sees a task's result record could then
+// be told its result object does not exist, and a worker that a job's
+// data does not. cpm's reads are few and small, so consistency wins.
+func readAfterWrite[B any](ctx context.Context, js jetstream.JetStream, stream string, b B, bind func() (B, error)) (B, error) {
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return b, err
+	}
+	cfg := s.CachedInfo().Config
+	if !cfg.AllowDirect {
+		return b, nil
+	}
+	cfg.AllowDirect = false
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		return b, err
+	}
+	return bind()
 }
 
 // replicasOf returns the replicas of the stream behind a bucket.

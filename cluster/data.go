@@ -38,10 +38,12 @@ func (c *Cluster) PutData(ctx context.Context, path string) (digest string, err 
 	case err != nil && !errors.Is(err, jetstream.ErrObjectNotFound):
 		return "", fmt.Errorf("cluster: put data: %w", err)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return "", fmt.Errorf("cluster: put data: %w", err)
-	}
-	info, err = c.data.Put(ctx, jetstream.ObjectMeta{Name: digest}, io.LimitReader(f, size))
+	info, err = retry(ctx, func(ctx context.Context) (*jetstream.ObjectInfo, error) {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		return c.data.Put(ctx, jetstream.ObjectMeta{Name: digest}, io.LimitReader(f, size))
+	})
 	if err != nil {
 		return "", fmt.Errorf("cluster: put data %s: %w", path, err)
 	}

@@ -42,10 +42,38 @@
 // it, checks that its job is running and that the task has no record yet,
 // and calls its Executor with a data function that fetches objects of
 // cpm-data into a local cache (files named by verified digests inside the
-// cache directory: nothing in a message names a local path). While the
-// task runs the worker sends InProgress every AckWait/3. A result is
+// cache directory), or, in data-root mode, checks a file of the worker's
+// data root (below). While the task runs the worker sends InProgress
+// every AckWait/3. A result is
 // uploaded, its record created with KV Create, and the message
 // acknowledged.
+//
+// # Data-root mode
+//
+// Workers that share a file system with the coordinator can read the
+// training rows in place instead of fetching them: a task's Path names a
+// file relative to the worker's data root (WorkerOptions.DataRoot, cpm
+// worker --data-root), and its Data is the SHA-256 of that file's bytes.
+// The coordinator does not upload the file. The validation rows, if any,
+// still travel through cpm-data.
+//
+// The security rule: a worker reads no path it was not given on its own
+// command line. A message cannot name /etc/shadow: Validate refuses a
+// Path that is absolute, has a "..", "." or empty element, a backslash or
+// a control character, or is longer than MaxPathBytes; the worker joins
+// the Path to its root (symbolic links resolved once, at start),
+// resolves the symbolic links of the result and refuses it unless it is
+// still inside the root (a link inside the root that points outside is
+// refused), opens it through an os.Root of the root, refuses anything but
+// a regular file, and hashes the bytes (a file larger than MaxData is
+// left to other workers, as a data object is). A worker without a data
+// root fails such a task. A digest other than the task's fails the task ("file
+// changed"), as does a file that changes while the task runs; a digest
+// verified for a version of a file (path, size, modification time,
+// identity) is remembered, so the tasks after the first do not hash it
+// again. The rule bounds what is read, not who may write the data root:
+// the executor reads the file by path after the check, so whoever can
+// swap the root's contents during that window is trusted.
 //
 // # Faults and their outcomes
 //
@@ -66,6 +94,9 @@
 //     coordinator's publish sequences), records "delivered N times without
 //     a result" with the last error, and deletes the message. Do returns a
 //     *TaskError.
+//   - A task with a Path on a worker without a data root, or whose file
+//     is missing, leaves the root, or has another digest: the task fails
+//     (a deterministic error).
 //   - Invalid message (does not decode or validate, wrong schema version):
 //     the worker logs and terminates it; if it names a task of a running
 //     job, that task is recorded as failed.

@@ -357,7 +357,7 @@ func (j *Job) publish(ctx context.Context, t *Task) error {
 	m := nats.NewMsg(taskSubject(j.spec.ID))
 	m.Data = body
 	m.Header.Set(jetstream.MsgIDHeader, j.spec.ID+"/"+strconv.Itoa(t.Index)+"/"+strconv.Itoa(j.gen))
-	ack, err := j.c.js.PublishMsg(ctx, m)
+	ack, err := retry(ctx, func(ctx context.Context) (*jetstream.PubAck, error) { return j.c.js.PublishMsg(ctx, m) })
 	if err != nil {
 		return fmt.Errorf("cluster: job %s: publish task %d: %w", j.spec.ID, t.Index, err)
 	}

@@ -1,10 +1,12 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -12,12 +14,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// maxProgressTasks bounds the running tasks one progress line names.
-const maxProgressTasks = 8
+// maxProgressWorkers bounds the workers one progress line names.
+const maxProgressWorkers = 8
 
 // Progress writes a line to w every `every` until stop is called:
 //
-//	job ID: D/N tasks done, R running, worker w1 task "name" 1.2e+06 rows/s, …, ETA 12s
+//	job ID: D/N tasks done, R running; w1 1.2e+07 rows/s on "3 vs 5/inner"; w2 …; ETA 12s
 //
 // from the job's result and failure records and the live workers'
 // heartbeats. The ETA extrapolates the tasks finished since Progress was
@@ -68,24 +70,34 @@ func (j *Job) progress(ctx context.Context, w io.Writer, every time.Duration) {
 		case <-tick.C:
 		}
 		done, failed := j.counts()
-		var tasks []TaskStatus
-		var names []string
+		var busy []workerTasks
 		now := time.Now()
 		mu.Lock()
 		for _, s := range workers {
 			if !s.live(now) {
 				continue
 			}
+			wt := workerTasks{name: s.Name, rate: s.RowsPerSec}
 			for _, t := range s.Running {
 				if t.Job == j.spec.ID {
-					tasks = append(tasks, t)
-					names = append(names, s.Name)
+					wt.tasks = append(wt.tasks, t)
 				}
+			}
+			if len(wt.tasks) > 0 {
+				busy = append(busy, wt)
 			}
 		}
 		mu.Unlock()
-		fmt.Fprintln(w, j.progressLine(done, failed, tasks, names, now.Sub(start), done-done0))
+		fmt.Fprintln(w, j.progressLine(done, failed, busy, now.Sub(start), done-done0))
 	}
+}
+
+// workerTasks is a live worker running tasks of the job, with its rate
+// over all its tasks.
+type workerTasks struct {
+	name  string
+	rate  float64
+	tasks []TaskStatus
 }
 
 // counts returns the tasks with a result and those with only a failure.
@@ -100,37 +112,32 @@ func (j *Job) counts() (done, failed int) {
 	return len(j.results), failed
 }
 
-func (j *Job) progressLine(done, failed int, tasks []TaskStatus, workers []string, elapsed time.Duration, doneSince int) string {
+func (j *Job) progressLine(done, failed int, busy []workerTasks, elapsed time.Duration, doneSince int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "job %s: %d/%d tasks done, %d running", j.spec.ID, done, j.spec.Count, len(tasks))
+	running := 0
+	for _, w := range busy {
+		running += len(w.tasks)
+	}
+	fmt.Fprintf(&b, "job %s: %d/%d tasks done, %d running", j.spec.ID, done, j.spec.Count, running)
 	if failed > 0 {
 		fmt.Fprintf(&b, ", %d failed", failed)
 	}
-	order := make([]int, len(tasks))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, c int) int {
-		if s := strings.Compare(workers[a], workers[c]); s != 0 {
-			return s
-		}
-		return tasks[a].Index - tasks[c].Index
-	})
-	for n, i := range order {
-		if n == maxProgressTasks {
-			fmt.Fprintf(&b, ", … %d more", len(order)-n)
+	slices.SortFunc(busy, func(a, c workerTasks) int { return strings.Compare(a.name, c.name) })
+	for n, w := range busy {
+		if n == maxProgressWorkers {
+			fmt.Fprintf(&b, "; … %d more workers", len(busy)-n)
 			break
 		}
-		t := tasks[i]
-		name := t.Name
-		if name == "" {
-			name = fmt.Sprint(t.Index)
+		slices.SortFunc(w.tasks, func(a, c TaskStatus) int { return a.Index - c.Index })
+		names := make([]string, len(w.tasks))
+		for i, t := range w.tasks {
+			names[i] = strconv.Quote(cmp.Or(t.Name, strconv.Itoa(t.Index)))
 		}
-		fmt.Fprintf(&b, ", worker %s task %q %.2g rows/s", workers[i], name, t.RowsPerSec)
+		fmt.Fprintf(&b, "; %s %.3g rows/s on %s", w.name, w.rate, strings.Join(names, ", "))
 	}
 	if left := j.spec.Count - done - failed; doneSince > 0 && left > 0 {
 		eta := time.Duration(float64(elapsed) / float64(doneSince) * float64(left))
-		fmt.Fprintf(&b, ", ETA %v", eta.Round(time.Second))
+		fmt.Fprintf(&b, "; ETA %v", eta.Round(time.Second))
 	}
 	return b.String()
 }

@@ -39,8 +39,10 @@ type WorkerStatus struct {
 	Started     time.Time    `json:"started"`
 	Updated     time.Time    `json:"updated"`
 	Concurrency int          `json:"concurrency"`
-	Done        int64        `json:"done"`   // tasks finished
-	Failed      int64        `json:"failed"` // tasks failed or requeued
+	Done        int64        `json:"done"`         // tasks finished
+	Failed      int64        `json:"failed"`       // tasks failed or requeued
+	Rows        int64        `json:"rows"`         // rows processed (SGD steps, rows read) over every task
+	RowsPerSec  float64      `json:"rows_per_sec"` // Rows' rate between the last two heartbeats
 	Running     []TaskStatus `json:"running,omitempty"`
 }
 
@@ -203,14 +205,14 @@ func (s *Status) Print(w io.Writer) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKER\tUP\tSLOTS\tDONE\tFAILED\tRUNNING")
+	fmt.Fprintln(tw, "WORKER\tUP\tSLOTS\tDONE\tFAILED\tROWS/S\tRUNNING")
 	for _, k := range s.Workers {
 		var tasks []string
 		for _, t := range k.Running {
-			tasks = append(tasks, fmt.Sprintf("%s/%d %q %.3g rows/s", t.Job, t.Index, t.Name, t.RowsPerSec))
+			tasks = append(tasks, fmt.Sprintf("%s/%d %q", t.Job, t.Index, t.Name))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", k.Name, k.Updated.Sub(k.Started).Round(time.Second), k.Concurrency,
-			k.Done, k.Failed, strings.Join(tasks, ", "))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.3g\t%s\n", k.Name, k.Updated.Sub(k.Started).Round(time.Second), k.Concurrency,
+			k.Done, k.Failed, k.RowsPerSec, strings.Join(tasks, ", "))
 	}
 	tw.Flush()
 }

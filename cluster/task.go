@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
+	"strings"
+	"unicode/utf8"
 )
 
 // SchemaVersion is the version of the task message this build writes and
@@ -24,8 +27,10 @@ const (
 const (
 	MaxTaskBytes = 64 << 10 // a whole task message
 	MaxParts     = 1 << 24  // Count, Part and Point bounds
+	MaxPathBytes = 1024     // a Task.Path
 	maxFlags     = 256
-	maxValue     = 256 // bytes of one flag name or value
+	maxDim       = 1 << 32 // one more than the largest uint32 feature index
+	maxValue     = 256     // bytes of one flag name or value
 )
 
 // Task is one unit of work of a job, a self-describing message: the job,
@@ -48,6 +53,17 @@ type Task struct {
 
 	Data  string `json:"data"`            // digest of the training rows
 	Valid string `json:"valid,omitempty"` // digest of the validation rows (tune --holdout/--valid)
+	// Dim and ValidDim are the feature counts (sparsevec.CSR.Dim) of the
+	// rows as the submitter loaded them, which may exceed the largest
+	// index the rows hold (a held-out split, a file's declared width);
+	// 0 means as the rows say.
+	Dim      int `json:"dim,omitempty"`
+	ValidDim int `json:"valid_dim,omitempty"`
+	// Path, if set, names the file of the training rows relative to the
+	// worker's data root (WorkerOptions.DataRoot), slash-separated; Data
+	// is then the SHA-256 of that file's bytes, which the worker checks
+	// before the task reads it. See ValidPath.
+	Path string `json:"path,omitempty"`
 
 	Part  int `json:"part"`            // polytope (train-part) or fit (cv-fold, tune-fit)
 	Parts int `json:"parts,omitempty"` // polytopes of the model (train-part)
@@ -75,6 +91,31 @@ var (
 // (64 lower-case hex digits).
 func ValidDigest(s string) bool { return digestRE.MatchString(s) }
 
+// ValidPath reports whether p may be a Task.Path: 1 to MaxPathBytes bytes
+// of UTF-8 without control characters or backslashes, slash-separated
+// elements none of which is empty, "." or "..", not starting with a slash
+// (so "a/b.svm", not "/a", "a//b", "./a", "a/" or "a/../b"), and local
+// as filepath.IsLocal says on this system (no volume name or reserved
+// name on Windows). Such a path, joined to a directory, names something
+// inside it as far as the path's text goes; symbolic links are the
+// worker's to resolve.
+func ValidPath(p string) bool {
+	if p == "" || len(p) > MaxPathBytes || !utf8.ValidString(p) || strings.ContainsRune(p, '\\') {
+		return false
+	}
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	for e := range strings.SplitSeq(p, "/") {
+		if e == "" || e == "." || e == ".." {
+			return false
+		}
+	}
+	return filepath.IsLocal(filepath.FromSlash(p))
+}
+
 // ValidJobID reports whether s may name a job: 1 to 64 letters, digits,
 // '-' or '_' (it becomes part of NATS subjects and keys).
 func ValidJobID(s string) bool { return jobRE.MatchString(s) }
@@ -101,12 +142,16 @@ func (t *Task) Validate() error {
 		return bad("data digest %q is not a SHA-256 hex digest", t.Data)
 	case t.Valid != "" && !ValidDigest(t.Valid):
 		return bad("validation digest %q is not a SHA-256 hex digest", t.Valid)
+	case t.Path != "" && !ValidPath(t.Path):
+		return bad("data path %q is not a relative slash-separated path without '..', '.' or empty elements", clip(t.Path, 120))
 	case len(t.Flags) > maxFlags:
 		return bad("%d flags, at most %d", len(t.Flags), maxFlags)
 	case t.Part < 0 || t.Part >= MaxParts || t.Parts < 0 || t.Parts > MaxParts || t.Point < 0 || t.Point >= MaxParts:
 		return bad("part %d of %d, point %d out of range", t.Part, t.Parts, t.Point)
 	case t.Reps < 0 || t.Reps > 1000 || t.Folds < 0 || t.Folds > 1<<20 || t.Seeds < 0 || t.Seeds > 1<<20:
 		return bad("reps %d, folds %d, seeds %d out of range", t.Reps, t.Folds, t.Seeds)
+	case t.Dim < 0 || t.Dim > maxDim || t.ValidDim < 0 || t.ValidDim > maxDim:
+		return bad("feature counts %d and %d out of [0, %d]", t.Dim, t.ValidDim, int64(maxDim))
 	case len(t.Name) > maxValue:
 		return bad("name of %d bytes", len(t.Name))
 	}

@@ -31,8 +31,10 @@ type Executor interface {
 	// Execute computes task t and returns its result. data(ctx, digest)
 	// returns the path of a local file holding the data object of that
 	// digest (fetched into the worker's cache and verified; the file stays
-	// until Execute returns). progress may be called at any time from any
-	// goroutine. Execute returns ctx.Err() soon after ctx is cancelled.
+	// until Execute returns); for t.Data of a task with a Path, it is the
+	// file in the worker's data root, verified against the digest.
+	// progress may be called at any time from any goroutine. Execute
+	// returns ctx.Err() soon after ctx is cancelled.
 	//
 	// An error wrapping ErrDataUnavailable sends the task back to the
 	// queue; any other error fails the task, and with it the job.
@@ -61,6 +63,13 @@ type WorkerOptions struct {
 	// Log receives one line per task started, finished, failed, retried or
 	// refused. Default: discarded.
 	Log io.Writer
+	// DataRoot is a directory whose files tasks may name by a path
+	// (Task.Path) instead of by a data object: the worker reads such a
+	// file in place after checking that the path, with its symbolic links
+	// resolved, stays inside DataRoot, that it is a regular file and that
+	// its bytes have the task's digest (see "Data-root mode" in the
+	// package documentation). "" (the default): a task with a Path fails.
+	DataRoot string
 }
 
 const (
@@ -120,6 +129,7 @@ type worker struct {
 	exec    Executor
 	o       WorkerOptions
 	cache   *cache
+	root    *dataRoot // nil without WorkerOptions.DataRoot
 	ackWait time.Duration
 	started time.Time
 	poke    chan struct{} // asks for a heartbeat now
@@ -127,6 +137,10 @@ type worker struct {
 
 	mu      sync.Mutex
 	running map[*runningTask]struct{}
+	rows    int64     // rows of the tasks that ended
+	total   int64     // rows at the last heartbeat, ended and running
+	totalAt time.Time // time of the last heartbeat
+	rate    float64   // rows per second between the last two heartbeats
 	done    int64
 	failed  int64
 }
@@ -177,6 +191,13 @@ func (c *Cluster) Work(ctx context.Context, exec Executor, o WorkerOptions) erro
 	if err != nil {
 		return fmt.Errorf("cluster: worker %w", err)
 	}
+	var root *dataRoot
+	if o.DataRoot != "" {
+		if root, err = openDataRoot(o.DataRoot, o.MaxData); err != nil {
+			return fmt.Errorf("cluster: worker %w", err)
+		}
+		defer root.close()
+	}
 	info, err := c.cons.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("cluster: worker: consumer %s: %w", ConsumerName, err)
@@ -185,7 +206,7 @@ func (c *Cluster) Work(ctx context.Context, exec Executor, o WorkerOptions) erro
 		return err
 	}
 	w := &worker{
-		c: c, exec: exec, o: o, cache: cache, ackWait: info.Config.AckWait,
+		c: c, exec: exec, o: o, cache: cache, root: root, ackWait: info.Config.AckWait,
 		started: time.Now().UTC(), poke: make(chan struct{}, 1),
 		running: make(map[*runningTask]struct{}),
 	}
@@ -317,8 +338,14 @@ func (w *worker) run(ctx context.Context, m jetstream.Msg, t *Task, deliveries u
 	taskCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := w.keepAlive(m, t, cancel)
-	ds := &dataSession{c: w.cache}
-	res, err := w.execute(taskCtx, t, ds.get, func(p Progress) { rt.rows.Store(p.Rows) })
+	ds := &dataSession{c: w.cache, root: w.root, task: t}
+	var res []byte
+	var err error
+	if t.Path != "" && w.root == nil {
+		err = errNoDataRoot(t.Path)
+	} else if res, err = w.execute(taskCtx, t, ds.get, func(p Progress) { rt.rows.Store(p.Rows) }); err == nil {
+		err = ds.recheck()
+	}
 	ds.end()
 	stop()
 	elapsed := time.Since(rt.started)
@@ -522,6 +549,7 @@ func (w *worker) begin(t *Task) *runningTask {
 func (w *worker) end(rt *runningTask, ok bool) {
 	w.mu.Lock()
 	delete(w.running, rt)
+	w.rows += rt.rows.Load()
 	if ok {
 		w.done++
 	} else {
@@ -569,6 +597,17 @@ func (w *worker) status() *WorkerStatus {
 		Name: w.o.Name, Started: w.started, Updated: now.UTC(), Concurrency: w.o.Concurrency,
 		Done: w.done, Failed: w.failed,
 	}
+	total := w.rows
+	for rt := range w.running {
+		total += rt.rows.Load()
+	}
+	if dt := now.Sub(w.totalAt).Seconds(); dt >= 0.5 {
+		if !w.totalAt.IsZero() {
+			w.rate = float64(total-w.total) / dt
+		}
+		w.total, w.totalAt = total, now
+	}
+	s.Rows, s.RowsPerSec = total, w.rate
 	for rt := range w.running {
 		rows := rt.rows.Load()
 		if dt := now.Sub(rt.lastAt).Seconds(); dt >= 0.5 {

@@ -5,6 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/polyhedral/cpm/cluster"
@@ -57,7 +61,7 @@ func (e *Executor) Execute(ctx context.Context, t *cluster.Task, fetch func(cont
 	if c := spec.CPM(); c != nil {
 		c.MaxMemory = e.MaxMemory
 	}
-	data, err := e.load(ctx, t.Data, fetch)
+	data, err := e.load(ctx, t.Data, t.Dim, fetch)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +93,7 @@ func (e *Executor) Execute(ctx context.Context, t *cluster.Task, fetch func(cont
 		cfg := tune.Config{Seed: t.Seed, Seeds: t.Seeds}
 		if t.Reps > 0 {
 			cfg.CV = &cv.Config{Reps: t.Reps, Folds: t.Folds, Seed: t.CVSeed}
-		} else if cfg.Valid, err = e.load(ctx, t.Valid, fetch); err != nil {
+		} else if cfg.Valid, err = e.load(ctx, t.Valid, t.ValidDim, fetch); err != nil {
 			return nil, err
 		}
 		r, err := tune.RunFit(ctx, cfg, data, tune.Candidate{Spec: spec}, t.Part)
@@ -103,7 +107,7 @@ func (e *Executor) Execute(ctx context.Context, t *cluster.Task, fetch func(cont
 
 // trainPart trains polytope t.Part of the job's CPM run.
 func (e *Executor) trainPart(ctx context.Context, t *cluster.Task, spec learner.Spec, data *sparsevec.CSR, progress func(cluster.Progress)) ([]byte, error) {
-	key := t.Job + "/" + t.Data
+	key := planKey(t)
 	e.mu.Lock()
 	p, ok := e.plans.get(key)
 	if !ok {
@@ -142,6 +146,21 @@ func (e *Executor) trainPart(ctx context.Context, t *cluster.Task, spec learner.
 	return part.MarshalBinary()
 }
 
+// planKey names the CPM run a train-part task belongs to: its job and
+// everything that defines the run (rows, learner, flags, label, seed), so
+// that a job ID reused for another run does not get the plan of the first.
+func planKey(t *cluster.Task) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/%s/%s/%d/", t.Job, t.Data, t.Learner, t.Seed)
+	if t.Label != nil {
+		fmt.Fprintf(&b, "%08x", math.Float32bits(*t.Label))
+	}
+	for _, k := range slices.Sorted(maps.Keys(t.Flags)) {
+		fmt.Fprintf(&b, "/%s=%q", k, t.Flags[k])
+	}
+	return b.String()
+}
+
 // report passes a polytope's progress to the hook of the task training it.
 func (p *plan) report(pr sgd.Progress) {
 	p.mu.Lock()
@@ -152,26 +171,34 @@ func (p *plan) report(pr sgd.Progress) {
 	}
 }
 
-// load returns the rows of the data object digest, from memory or fetched.
-func (e *Executor) load(ctx context.Context, digest string, fetch func(context.Context, string) (string, error)) (*sparsevec.CSR, error) {
+// load returns the rows of the data object digest, from memory or
+// fetched, with feature count dim (0: as the rows say; the cached rows
+// are shared, so a larger dim goes on a copy of the header).
+func (e *Executor) load(ctx context.Context, digest string, dim int, fetch func(context.Context, string) (string, error)) (*sparsevec.CSR, error) {
 	e.mu.Lock()
 	d, ok := e.data.get(digest)
 	e.mu.Unlock()
-	if ok {
+	if !ok {
+		path, err := fetch(ctx, digest)
+		if err != nil {
+			return nil, err
+		}
+		if d, err = ReadData(path, 0); err != nil {
+			return nil, err
+		}
+		e.mu.Lock()
+		e.data.put(digest, d, e.keep())
+		e.mu.Unlock()
+	}
+	switch {
+	case dim == 0 || dim == d.Dim:
 		return d, nil
+	case dim < d.Dim:
+		return nil, fmt.Errorf("%w: %d features, the rows %.12s have an index %d", cluster.ErrInvalidTask, dim-1, digest, d.Dim-1)
 	}
-	path, err := fetch(ctx, digest)
-	if err != nil {
-		return nil, err
-	}
-	d, err = ReadData(path, 0)
-	if err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	e.data.put(digest, d, e.keep())
-	e.mu.Unlock()
-	return d, nil
+	c := *d
+	c.Dim = dim
+	return &c, nil
 }
 
 func (e *Executor) keep() int {

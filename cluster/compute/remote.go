@@ -116,8 +116,9 @@ func (r *Remote) TuneExec(cfg tune.Config, fits, points int) func(ctx context.Co
 	}
 }
 
-// Base returns the fields every task of a job shares: the learner of spec
-// flags f with label and seed, and the digests of its rows.
-func Base(job, name string, f *learner.Flags, label *float32, seed uint64, data, valid string) cluster.Task {
-	return cluster.Task{Job: job, Learner: name, Flags: f.Values(), Label: label, Seed: seed, Data: data, Valid: valid}
+// Base returns the learner fields every task of a job shares: learner
+// name with flags f, label and seed. The caller sets the rows (Data, Dim,
+// Path, Valid, ValidDim) and, once submitted, the job.
+func Base(name string, f *learner.Flags, label *float32, seed uint64) cluster.Task {
+	return cluster.Task{Learner: name, Flags: f.Values(), Label: label, Seed: seed}
 }

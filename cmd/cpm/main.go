@@ -82,7 +82,7 @@ usage:
                                                     features, active faces, assignment counts
   cpm plot    regions --model M --data F -o OUT.png decision regions and faces of a 2-D model
   cpm plot    curve --log METRICS.jsonl -o OUT.png  training curve from cpm train --metrics-log
-  cpm worker  --nats URL [--concurrency N] [--cache-dir DIR]
+  cpm worker  --nats URL [--concurrency N] [--cache-dir DIR] [--data-root DIR]
                                                     run the tasks of train, cv and tune jobs submitted
                                                     with --nats URL, until interrupted
   cpm cluster serve [--listen HOST:PORT] [--store DIR] [--routes URL,...] [--name N]

@@ -21,6 +21,7 @@ import (
 	"github.com/polyhedral/cpm/cluster/compute"
 	"github.com/polyhedral/cpm/cluster/natsd"
 	"github.com/polyhedral/cpm/cv"
+	"github.com/polyhedral/cpm/input"
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/sparsevec"
@@ -39,7 +40,10 @@ type natsFlags struct {
 	job      string
 	replicas int
 	workers  int
+	dataRoot string
 	client   *natsd.ClientOptions
+
+	data *rootedFile // the data file in --data-root mode (checkData)
 }
 
 func addNATSFlags(fs *flag.FlagSet) *natsFlags {
@@ -48,6 +52,7 @@ func addNATSFlags(fs *flag.FlagSet) *natsFlags {
 	fs.StringVar(&n.job, "job", "", "with --nats: reattach to job `ID` (printed when it was submitted), reusing every finished task")
 	fs.IntVar(&n.replicas, "nats-replicas", 0, "with --nats: replicas of the JetStream streams and stores (3 on a 3-node cluster); default: those that exist keep theirs, missing ones get 1")
 	fs.IntVar(&n.workers, "embedded-workers", 0, "with --nats embedded: tasks run at once by the in-process worker (default GOMAXPROCS)")
+	fs.StringVar(&n.dataRoot, "data-root", "", "with --nats: do not upload the data file; the workers read it in place from their own --data-root, the same files as `DIR` here (a shared file system). The data file must be a regular file inside DIR, and is checked by its SHA-256 (--valid files are uploaded as before)")
 	return n
 }
 
@@ -65,8 +70,89 @@ func (n *natsFlags) check() error {
 		return usagef("--nats-replicas %d: want 1 to 5 (or 0: keep)", n.replicas)
 	case n.workers < 0:
 		return usagef("--embedded-workers %d: want at least 1 (or 0 for GOMAXPROCS)", n.workers)
+	case n.dataRoot != "" && !n.on():
+		return usagef("--data-root %s needs --nats: it says where the workers read the data file", n.dataRoot)
 	}
 	return nil
+}
+
+// rootedFile is the data file of a --data-root run.
+type rootedFile struct {
+	rel  string      // slash-separated, relative to the data root: Task.Path
+	path string      // absolute, symbolic links resolved
+	fi   os.FileInfo // as it was before the rows were loaded
+}
+
+// checkData checks, with --data-root, that the data file (flag path) is a
+// regular file inside the data root once both have their symbolic links
+// resolved, and notes it for the tasks: a worker reads only files inside
+// its own --data-root. Call it before the rows are loaded.
+func (n *natsFlags) checkData(flag, path string) error {
+	if n.dataRoot == "" {
+		return nil
+	}
+	switch {
+	case path == "-":
+		return usagef("--data-root: the workers read a file inside %s; %s - (standard input) is none: give the file, or drop --data-root", n.dataRoot, flag)
+	case input.IsShardSet(path):
+		return usagef("--data-root: %s %s is a shard set; give one file inside %s, or drop --data-root", flag, path, n.dataRoot)
+	}
+	root, err := resolvePath(n.dataRoot)
+	if err != nil {
+		return usagef("--data-root: %v", err)
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return usagef("--data-root %s is not a directory", n.dataRoot)
+	}
+	p, err := resolvePath(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	rel, err := filepath.Rel(root, p)
+	if err != nil || !filepath.IsLocal(rel) {
+		return usagef("--data-root: %s %s is not inside %s (symbolic links resolved); the workers read only files inside their --data-root", flag, path, n.dataRoot)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return usagef("--data-root: %s %s is not a regular file", flag, path)
+	}
+	rel = filepath.ToSlash(rel)
+	if !cluster.ValidPath(rel) {
+		return usagef("--data-root: %s %s: its path in %s, %q, is not one a task carries (at most %d bytes, no control characters or backslashes)", flag, path, n.dataRoot, rel, cluster.MaxPathBytes)
+	}
+	n.data = &rootedFile{rel: rel, path: p, fi: fi}
+	return nil
+}
+
+// resolvePath returns path made absolute with its symbolic links resolved.
+func resolvePath(path string) (string, error) {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(p)
+}
+
+// digest returns the SHA-256 of the file's bytes, and an error if the
+// file is not the version checkData saw (the rows loaded may be another
+// version's).
+func (f *rootedFile) digest() (string, error) {
+	r, err := os.Open(f.path)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	h := sha256.New()
+	if _, err := io.CopyBuffer(h, r, make([]byte, 1<<20)); err != nil {
+		return "", err
+	}
+	if st, err := r.Stat(); err != nil || !os.SameFile(st, f.fi) || st.Size() != f.fi.Size() || !st.ModTime().Equal(f.fi.ModTime()) {
+		return "", fmt.Errorf("%s changed while it was read; run again once it is complete", f.path)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // natsSession is a connection to the cluster for one run, with the
@@ -123,7 +209,7 @@ func (n *natsFlags) open(ctx context.Context, quiet bool, stderr io.Writer) (*na
 		go func() {
 			defer s.wg.Done()
 			s.werr = s.c.Work(wctx, &compute.Executor{}, cluster.WorkerOptions{
-				Name: "embedded", Concurrency: conc, CacheDir: filepath.Join(dir, "cache"),
+				Name: "embedded", Concurrency: conc, CacheDir: filepath.Join(dir, "cache"), DataRoot: n.dataRoot,
 			})
 		}()
 	}
@@ -171,6 +257,31 @@ func (s *natsSession) upload(ctx context.Context, what string, data *sparsevec.C
 		fmt.Fprintf(s.stderr, "stored %s (%d rows, %.1f MB) as %.12s in %.2fs\n", what, data.Rows(), float64(size)/1e6, digest, time.Since(start).Seconds())
 	}
 	return digest, nil
+}
+
+// rows returns Task.Data and Task.Path of the rows data, which the job
+// trains on: with --data-root, the digest and path of the data file
+// (which the rows are), otherwise data stored in the cluster (what names
+// them in messages).
+func (s *natsSession) rows(ctx context.Context, what string, data *sparsevec.CSR, base *cluster.Task) error {
+	base.Dim = data.Dim
+	f := s.flags.data
+	if f == nil {
+		digest, err := s.upload(ctx, what, data)
+		base.Data = digest
+		return err
+	}
+	start := time.Now()
+	digest, err := f.digest()
+	if err != nil {
+		return err
+	}
+	if !s.quiet {
+		fmt.Fprintf(s.stderr, "%s: %s in --data-root (%d rows, %.1f MB, SHA-256 %.12s in %.2fs), read in place by the workers\n",
+			what, f.rel, data.Rows(), float64(f.fi.Size())/1e6, digest, time.Since(start).Seconds())
+	}
+	base.Data, base.Path = digest, f.rel
+	return nil
 }
 
 // jobDef is what defines a job: two submissions with the same definition
@@ -246,19 +357,18 @@ func (n *natsFlags) checkTrain(o *trainOptions) error {
 			return errNotWithNATS(f.flag)
 		}
 	}
-	return nil
+	return n.checkData("-t", o.train)
 }
 
 // train trains spec on data through the cluster: a CPM as one task per
 // polytope (sgd.Runner), any other learner as one task.
 func (s *natsSession) train(ctx context.Context, o *trainOptions, data *sparsevec.CSR) (m *model.Model, rep *learner.Report, err error) {
 	start := time.Now()
-	digest, err := s.upload(ctx, "training rows", data)
-	if err != nil {
+	lf := o.learnerFlags
+	def := jobDef{Kind: "train", Base: compute.Base(lf.name, lf.flags, o.spec.Label, o.seed)}
+	if err := s.rows(ctx, "training rows", data, &def.Base); err != nil {
 		return nil, nil, err
 	}
-	lf := o.learnerFlags
-	def := jobDef{Kind: "train", Base: compute.Base("", lf.name, lf.flags, o.spec.Label, o.seed, digest, "")}
 	count, err := learner.Parts(o.spec, data)
 	parts := err == nil
 	if !parts {
@@ -285,12 +395,11 @@ func (s *natsSession) train(ctx context.Context, o *trainOptions, data *sparseve
 // spec (flags lf) on it as a job of one task per fold and sets cfg.Exec
 // to run each fold as its task. finish records the job's outcome.
 func (s *natsSession) cvExec(ctx context.Context, cfg *cv.Config, lf *learnerFlags, spec learner.Spec, data *sparsevec.CSR) (finish func(error), err error) {
-	digest, err := s.upload(ctx, "rows", data)
-	if err != nil {
+	def := jobDef{Kind: "cv", Base: compute.Base(lf.name, lf.flags, spec.Label, lf.seed),
+		Extra: map[string]any{"reps": cfg.Reps, "folds": cfg.Folds, "seed": cfg.Seed}}
+	if err := s.rows(ctx, "rows", data, &def.Base); err != nil {
 		return nil, err
 	}
-	def := jobDef{Kind: "cv", Base: compute.Base("", lf.name, lf.flags, spec.Label, lf.seed, digest, ""),
-		Extra: map[string]any{"reps": cfg.Reps, "folds": cfg.Folds, "seed": cfg.Seed}}
 	remote, finish, err := s.submit(ctx, def, fmt.Sprintf("%s, %d x %d-fold CV", lf.describe(), cfg.Reps, cfg.Folds), cfg.Reps*cfg.Folds)
 	if err != nil {
 		return nil, err
@@ -313,22 +422,21 @@ func (s *natsSession) tuneExec(ctx context.Context, cfg *tune.Config, o *tuneOpt
 	if cfg.CV != nil {
 		fits = cfg.CV.Reps * cfg.CV.Folds
 	}
-	digest, err := s.upload(ctx, "rows", data.fit)
-	if err != nil {
-		return nil, err
-	}
-	var valid string
-	if data.valid != nil {
-		if valid, err = s.upload(ctx, "validation rows", data.valid); err != nil {
-			return nil, err
-		}
-	}
 	spec, err := o.lf.build()
 	if err != nil {
 		return nil, err
 	}
-	def := jobDef{Kind: "tune", Base: compute.Base("", o.lf.name, o.lf.flags, spec.Label, o.lf.seed, digest, valid),
+	def := jobDef{Kind: "tune", Base: compute.Base(o.lf.name, o.lf.flags, spec.Label, o.lf.seed),
 		Extra: map[string]any{"grid": o.grid, "protocol": o.protocol, "points": points, "fits": fits, "seeds": cfg.Seeds}}
+	if err := s.rows(ctx, "rows", data.fit, &def.Base); err != nil {
+		return nil, err
+	}
+	if data.valid != nil {
+		if def.Base.Valid, err = s.upload(ctx, "validation rows", data.valid); err != nil {
+			return nil, err
+		}
+		def.Base.ValidDim = data.valid.Dim
+	}
 	if cfg.CV != nil {
 		def.Extra.(map[string]any)["cv"] = [3]any{cfg.CV.Reps, cfg.CV.Folds, cfg.CV.Seed}
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/polyhedral/cpm/cluster/natsd"
 )
 
-const workerUsage = "cpm worker --nats URL [--concurrency N] [--cache-dir DIR] [--cache-size BYTES] [--name NAME] [--max-memory BYTES] [connection flags]"
+const workerUsage = "cpm worker --nats URL [--concurrency N] [--cache-dir DIR] [--cache-size BYTES] [--data-root DIR] [--name NAME] [--max-memory BYTES] [connection flags]"
 
 // runWorker implements cpm worker: it pulls tasks of train, cv and tune
 // jobs from the cluster and runs them until interrupted. SIGINT or SIGTERM
@@ -24,6 +24,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	conc := fs.Int("concurrency", 1, "tasks run at once")
 	cacheDir := fs.String("cache-dir", "", "keep fetched data sets in `DIR` across tasks and runs (default: a temporary directory removed at exit)")
 	cacheSize := fs.Int64("cache-size", 8<<30, "bound on the --cache-dir size in `bytes`; least recently used data sets are evicted")
+	dataRoot := fs.String("data-root", "", "read the data files of jobs submitted with --data-root in place, from `DIR` (the submitters' --data-root on a shared file system); a task may name only a regular file inside DIR, symbolic links resolved, whose bytes have the task's SHA-256. Without it such tasks fail")
 	name := fs.String("name", "", "worker `name` in cluster status (default HOST-PID)")
 	replicas := fs.Int("nats-replicas", 0, "replicas of the streams and stores (3 on a 3-node cluster); default: those that exist keep theirs, missing ones get 1")
 	ackWait := fs.Duration("ack-wait", 0, "set the task queue's ack deadline: a task whose worker died is redelivered this long after its last heartbeat (default: keep the queue's; 30s when created)")
@@ -66,9 +67,12 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer c.Close()
 	fmt.Fprintf(stderr, "cpm worker %s: %d task(s) at once from %s\n", *name, *conc, *url)
+	if *dataRoot != "" {
+		fmt.Fprintf(stderr, "cpm worker %s: reads data files in place from %s\n", *name, *dataRoot)
+	}
 	start := time.Now()
 	err = c.Work(ctx, &compute.Executor{MaxMemory: mem.v()}, cluster.WorkerOptions{
-		Name: *name, Concurrency: *conc, CacheDir: *cacheDir, CacheBytes: *cacheSize, Log: stderr,
+		Name: *name, Concurrency: *conc, CacheDir: *cacheDir, CacheBytes: *cacheSize, DataRoot: *dataRoot, Log: stderr,
 	})
 	if err != nil {
 		return err
