@@ -100,7 +100,7 @@ tune)
 	timed tune-local "$CPM" "${args[@]}" --workers 2 --json "$out/tune-local.json" >"$out/tune-local.txt"
 	timed tune-nats "$CPM" "${args[@]}" --nats "$url" --json "$out/tune-nats.json" >"$out/tune-nats.txt"
 	diff <(grep -v seconds "$out/tune-local.json") <(grep -v seconds "$out/tune-nats.json") && echo "tune: JSON identical but for times"
-	diff <(grep -iv 'time\|seconds\| s$' "$out/tune-local.txt") <(grep -iv 'time\|seconds\| s$' "$out/tune-nats.txt") && echo "tune: tables identical but for times"
+	diff <(awk "{\$(NF-1)=\"\"; print}" "$out/tune-local.txt" | grep -v "s elapsed\|wall") <(awk "{\$(NF-1)=\"\"; print}" "$out/tune-nats.txt" | grep -v "s elapsed\|wall") && echo "tune: tables identical but for times"
 	cat "$out/times.txt"
 	;;
 *)

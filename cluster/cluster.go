@@ -120,8 +120,12 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Cluster, error) {
 	c := &Cluster{nc: nc, js: js, open: make(map[*Job]struct{})}
 	// Every step is retried: a cluster that has just formed, or whose
 	// assets another process is creating or changing at the same moment,
-	// answers with timeouts while it elects their leaders.
-	if c.stream, err = retry(ctx, func(ctx context.Context) (jetstream.Stream, error) { return ensureStream(ctx, js, o) }); err != nil {
+	// answers with timeouts while it elects their leaders, and a creation
+	// that lost the race to another process's (of another configuration:
+	// direct gets already off) with "stream name already in use"; the next
+	// attempt binds to what exists.
+	inUse := jetstream.ErrStreamNameAlreadyInUse
+	if c.stream, err = retry(ctx, func(ctx context.Context) (jetstream.Stream, error) { return ensureStream(ctx, js, o) }, inUse); err != nil {
 		return nil, fmt.Errorf("cluster: stream %s: %w", StreamName, err)
 	}
 	if c.cons, err = retry(ctx, func(ctx context.Context) (jetstream.Consumer, error) { return ensureConsumer(ctx, c.stream, o) }); err != nil {
@@ -140,7 +144,7 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Cluster, error) {
 				return nil, err
 			}
 			return readAfterWrite(ctx, js, "OBJ_"+b.cfg.Bucket, obs, func() (jetstream.ObjectStore, error) { return js.ObjectStore(ctx, b.cfg.Bucket) })
-		})
+		}, inUse)
 		if err != nil {
 			return nil, fmt.Errorf("cluster: object store %s: %w", b.cfg.Bucket, err)
 		}
@@ -158,7 +162,7 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Cluster, error) {
 				return nil, err
 			}
 			return readAfterWrite(ctx, js, "KV_"+b.cfg.Bucket, kv, func() (jetstream.KeyValue, error) { return js.KeyValue(ctx, b.cfg.Bucket) })
-		})
+		}, inUse)
 		if err != nil {
 			return nil, fmt.Errorf("cluster: bucket %s: %w", b.cfg.Bucket, err)
 		}
@@ -279,13 +283,16 @@ func readAfterWrite[B any](ctx context.Context, js jetstream.JetStream, stream s
 		return b, err
 	}
 	cfg := s.CachedInfo().Config
-	if !cfg.AllowDirect {
-		return b, nil
+	if cfg.AllowDirect {
+		cfg.AllowDirect = false
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+			return b, err
+		}
 	}
-	cfg.AllowDirect = false
-	if _, err := js.UpdateStream(ctx, cfg); err != nil {
-		return b, err
-	}
+	// Bound anew after the check even when direct gets were off already:
+	// b may have been bound while another process had just created the
+	// bucket with them on, and a handle that asks for direct gets from a
+	// stream without them gets no responders.
 	return bind()
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestMain(m *testing.M) {
@@ -255,4 +256,38 @@ func streamMsgs(t *testing.T, c *Cluster) uint64 {
 		t.Fatal(err)
 	}
 	return info.State.Msgs
+}
+
+// Processes that open a fresh server at the same moment (workers started
+// together) all end with handles that read their buckets: Open turns off
+// direct gets and binds the buckets anew, so no handle asks a stream for
+// direct gets it no longer answers ("no responders").
+func TestConcurrentOpen(t *testing.T) {
+	s := startServer(t)
+	const n = 6
+	cs := make([]*Cluster, n)
+	errs := make(chan error, n)
+	for i := range cs {
+		nc := connect(t, s)
+		go func() {
+			c, err := Open(testCtx(t), nc, Options{})
+			cs[i] = c
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	digest, _ := putData(t, cs[0], "1 1:1\n")
+	for i, c := range cs {
+		t.Cleanup(c.Close)
+		if _, err := c.data.GetInfo(testCtx(t), digest); err != nil {
+			t.Errorf("cluster %d: data: %v", i, err)
+		}
+		if _, err := c.jobs.Get(testCtx(t), "no-such-key"); !errors.Is(err, jetstream.ErrKeyNotFound) {
+			t.Errorf("cluster %d: jobs: %v", i, err)
+		}
+	}
 }

@@ -26,16 +26,20 @@ func transient(err error) bool {
 		errors.Is(err, nats.ErrConnectionReconnecting)
 }
 
-// retry calls op until it succeeds, fails otherwise than transiently,
-// ctx ends, or retryAttempts calls failed, waiting 250 ms, 500 ms, ... (at
-// most 4 s) between calls. op must be safe to repeat: a task is published
-// with a message id the stream deduplicates, an object put again replaces
-// the first copy.
-func retry[T any](ctx context.Context, op func(context.Context) (T, error)) (T, error) {
+// retry calls op until it succeeds, fails otherwise than transiently (or
+// with one of also), ctx ends, or retryAttempts calls failed, waiting
+// 250 ms, 500 ms, ... (at most 4 s) between calls. op must be safe to
+// repeat: a task is published with a message id the stream deduplicates,
+// an object put again replaces the first copy.
+func retry[T any](ctx context.Context, op func(context.Context) (T, error), also ...error) (T, error) {
 	wait := retryFirst
 	for n := 1; ; n++ {
 		v, err := op(ctx)
-		if err == nil || !transient(err) || n == retryAttempts || ctx.Err() != nil {
+		again := transient(err)
+		for _, a := range also {
+			again = again || errors.Is(err, a)
+		}
+		if err == nil || !again || n == retryAttempts || ctx.Err() != nil {
 			return v, err
 		}
 		select {

@@ -474,6 +474,13 @@ func planBinary(cfg Config, data *sparsevec.CSR, outer *float32) (*Plan, error) 
 	return &Plan{cfg: cfg, classes: classes, tasks: tasks, fp: fp}, nil
 }
 
+// memTask is polytope i trained on rows of data (nil: all). A subset (a
+// one-vs-one pair's rows) is copied in its order when the task starts and
+// dropped when it ends, so that an epoch reads the task's rows
+// sequentially instead of gathering them from the whole data set, whose
+// rows of other classes would share the cache with them; row ids stay
+// positions in rows, so the steps are the same. The copy costs the
+// pair's rows in memory per running task.
 func memTask(cfg Config, data *sparsevec.CSR, rows []int32, name string, outer float32, i int) task {
 	n := data.Rows()
 	if rows != nil {
@@ -482,7 +489,10 @@ func memTask(cfg Config, data *sparsevec.CSR, rows []int32, name string, outer f
 	return task{
 		name: name, outer: outer, d: max(data.Dim, 1), ids: n,
 		source: func() (source, error) {
-			return newMemorySource(data, rows, cfg.Seed, mix(i), cfg.Reshuffle)
+			if rows != nil {
+				return newMemorySource(data.Permute(rows), nil, cfg.Seed, mix(i), cfg.Reshuffle)
+			}
+			return newMemorySource(data, nil, cfg.Seed, mix(i), cfg.Reshuffle)
 		},
 	}
 }

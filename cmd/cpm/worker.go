@@ -12,7 +12,7 @@ import (
 	"github.com/polyhedral/cpm/cluster/natsd"
 )
 
-const workerUsage = "cpm worker --nats URL [--concurrency N] [--cache-dir DIR] [--cache-size BYTES] [--data-root DIR] [--name NAME] [--max-memory BYTES] [connection flags]"
+const workerUsage = "cpm worker --nats URL [--concurrency N] [--cache-dir DIR] [--cache-size BYTES] [--max-data BYTES] [--data-root DIR] [--name NAME] [--max-memory BYTES] [connection flags]"
 
 // runWorker implements cpm worker: it pulls tasks of train, cv and tune
 // jobs from the cluster and runs them until interrupted. SIGINT or SIGTERM
@@ -24,6 +24,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	conc := fs.Int("concurrency", 1, "tasks run at once")
 	cacheDir := fs.String("cache-dir", "", "keep fetched data sets in `DIR` across tasks and runs (default: a temporary directory removed at exit)")
 	cacheSize := fs.Int64("cache-size", 8<<30, "bound on the --cache-dir size in `bytes`; least recently used data sets are evicted")
+	maxData := fs.Int64("max-data", 64<<30, "refuse to fetch a data set larger than `bytes` (its size is checked before the download)")
 	dataRoot := fs.String("data-root", "", "read the data files of jobs submitted with --data-root in place, from `DIR` (the submitters' --data-root on a shared file system); a task may name only a regular file inside DIR, symbolic links resolved, whose bytes have the task's SHA-256. Without it such tasks fail")
 	name := fs.String("name", "", "worker `name` in cluster status (default HOST-PID)")
 	replicas := fs.Int("nats-replicas", 0, "replicas of the streams and stores (3 on a 3-node cluster); default: those that exist keep theirs, missing ones get 1")
@@ -41,6 +42,8 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usagef("give --nats URL, the server(s) the submitting cpm uses")
 	case *conc < 1:
 		return usagef("--concurrency %d: want at least 1", *conc)
+	case *maxData < 1<<20:
+		return usagef("--max-data %d: want at least 1 MiB", *maxData)
 	case *cacheSize < 1<<20:
 		return usagef("--cache-size %d: want at least 1 MiB", *cacheSize)
 	case *replicas < 0 || *replicas > 5:
@@ -72,7 +75,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	start := time.Now()
 	err = c.Work(ctx, &compute.Executor{MaxMemory: mem.v()}, cluster.WorkerOptions{
-		Name: *name, Concurrency: *conc, CacheDir: *cacheDir, CacheBytes: *cacheSize, DataRoot: *dataRoot, Log: stderr,
+		Name: *name, Concurrency: *conc, CacheDir: *cacheDir, CacheBytes: *cacheSize, MaxData: *maxData, DataRoot: *dataRoot, Log: stderr,
 	})
 	if err != nil {
 		return err
