@@ -44,6 +44,17 @@ type memorySource struct {
 	epoch     int
 	reshuffle bool
 	rng       *rand.PCG
+	release   func() // if set, Close gives data back to its owner
+}
+
+// Close gives the source's rows back to their owner (a pair's copy); the
+// source must not be used after it.
+func (s *memorySource) Close() error {
+	if s.release != nil {
+		s.release()
+		s.release, s.data = nil, nil
+	}
+	return nil
 }
 
 // newMemorySource returns a source over the given rows of data (nil = all,

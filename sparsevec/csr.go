@@ -79,28 +79,43 @@ func (m *CSR) Reset() {
 // cover every row (a subset permutes and selects at once). The copy lays
 // rows out in the order a learner will visit them, so an epoch reads memory
 // sequentially. It panics if an entry of perm is out of range.
-func (m *CSR) Permute(perm []int32) *CSR {
+func (m *CSR) Permute(perm []int32) *CSR { return m.PermuteInto(nil, perm) }
+
+// PermuteInto is Permute writing into dst (nil: a new CSR), whose arrays
+// it reuses when they are large enough; it returns dst.
+func (m *CSR) PermuteInto(dst *CSR, perm []int32) *CSR {
 	nnz := 0
 	for _, r := range perm {
 		nnz += m.Ptr[r+1] - m.Ptr[r]
 	}
-	out := &CSR{
-		Labels: make([]float32, len(perm)),
-		Ptr:    make([]int, len(perm)+1),
-		Idx:    make([]uint32, nnz),
-		Val:    make([]float32, nnz),
+	if dst == nil {
+		dst = new(CSR)
 	}
+	dst.Labels = resize(dst.Labels, len(perm))
+	dst.Ptr = resize(dst.Ptr, len(perm)+1)
+	dst.Idx = resize(dst.Idx, nnz)
+	dst.Val = resize(dst.Val, nnz)
+	dst.Ptr[0], dst.Dim = 0, 0
 	off := 0
 	for i, r := range perm {
 		lo, hi := m.Ptr[r], m.Ptr[r+1]
-		copy(out.Idx[off:], m.Idx[lo:hi])
-		copy(out.Val[off:], m.Val[lo:hi])
+		copy(dst.Idx[off:], m.Idx[lo:hi])
+		copy(dst.Val[off:], m.Val[lo:hi])
 		off += hi - lo
-		out.Ptr[i+1] = off
-		out.Labels[i] = m.Labels[r]
-		if hi > lo && int(m.Idx[hi-1])+1 > out.Dim {
-			out.Dim = int(m.Idx[hi-1]) + 1
+		dst.Ptr[i+1] = off
+		dst.Labels[i] = m.Labels[r]
+		if hi > lo && int(m.Idx[hi-1])+1 > dst.Dim {
+			dst.Dim = int(m.Idx[hi-1]) + 1
 		}
 	}
-	return out
+	return dst
+}
+
+// resize returns s with length n, reusing its array when it is large
+// enough (never nil, as make gives).
+func resize[T any](s []T, n int) []T {
+	if s != nil && cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
 }

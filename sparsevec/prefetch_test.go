@@ -1,6 +1,9 @@
 package sparsevec
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 // Prefetching is a hint: it must not fault on any row, including empty
 // rows, the last row and out-of-range row numbers, and must not allocate.
@@ -38,5 +41,27 @@ func TestPermute(t *testing.T) {
 	}
 	if s := m.Permute([]int32{2}); s.Rows() != 1 || s.Dim != 4 {
 		t.Fatalf("subset: %d rows, dim %d", s.Rows(), s.Dim)
+	}
+}
+
+// PermuteInto gives Permute's rows whether dst's arrays are too small (it
+// allocates) or large enough (it reuses them, not a byte of the old rows
+// left behind).
+func TestPermuteInto(t *testing.T) {
+	var m CSR
+	m.Append(1, Vector{Idx: []uint32{1, 5}, Val: []float32{1, 2}})
+	m.Append(-1, Vector{})
+	m.Append(2, Vector{Idx: []uint32{3}, Val: []float32{4}})
+	m.Append(3, Vector{Idx: []uint32{2, 7, 9}, Val: []float32{5, 6, 7}})
+	var dst CSR
+	for _, perm := range [][]int32{{3, 0}, {2, 0, 1, 3}, {1}, {2, 1}} {
+		want := m.Permute(perm)
+		got := m.PermuteInto(&dst, perm)
+		if got != &dst || !reflect.DeepEqual(*got, *want) {
+			t.Fatalf("perm %v: %+v, want %+v", perm, *got, *want)
+		}
+	}
+	if allocs := testing.AllocsPerRun(10, func() { m.PermuteInto(&dst, []int32{3, 2, 1, 0}) }); allocs != 0 {
+		t.Errorf("PermuteInto into a large enough CSR allocates %v times", allocs)
 	}
 }
