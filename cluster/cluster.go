@@ -122,10 +122,10 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Cluster, error) {
 	// assets another process is creating or changing at the same moment,
 	// answers with timeouts while it elects their leaders, and a creation
 	// that lost the race to another process's (of another configuration:
-	// direct gets already off) with "stream name already in use"; the next
-	// attempt binds to what exists.
-	inUse := jetstream.ErrStreamNameAlreadyInUse
-	if c.stream, err = retry(ctx, func(ctx context.Context) (jetstream.Stream, error) { return ensureStream(ctx, js, o) }, inUse); err != nil {
+	// direct gets already off) with "stream name already in use" or
+	// "bucket exists"; the next attempt binds to what exists.
+	inUse := []error{jetstream.ErrStreamNameAlreadyInUse, jetstream.ErrBucketExists}
+	if c.stream, err = retry(ctx, func(ctx context.Context) (jetstream.Stream, error) { return ensureStream(ctx, js, o) }, inUse...); err != nil {
 		return nil, fmt.Errorf("cluster: stream %s: %w", StreamName, err)
 	}
 	if c.cons, err = retry(ctx, func(ctx context.Context) (jetstream.Consumer, error) { return ensureConsumer(ctx, c.stream, o) }); err != nil {
@@ -144,7 +144,7 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Cluster, error) {
 				return nil, err
 			}
 			return readAfterWrite(ctx, js, "OBJ_"+b.cfg.Bucket, obs, func() (jetstream.ObjectStore, error) { return js.ObjectStore(ctx, b.cfg.Bucket) })
-		}, inUse)
+		}, inUse...)
 		if err != nil {
 			return nil, fmt.Errorf("cluster: object store %s: %w", b.cfg.Bucket, err)
 		}
@@ -162,7 +162,7 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Cluster, error) {
 				return nil, err
 			}
 			return readAfterWrite(ctx, js, "KV_"+b.cfg.Bucket, kv, func() (jetstream.KeyValue, error) { return js.KeyValue(ctx, b.cfg.Bucket) })
-		}, inUse)
+		}, inUse...)
 		if err != nil {
 			return nil, fmt.Errorf("cluster: bucket %s: %w", b.cfg.Bucket, err)
 		}
@@ -296,52 +296,64 @@ func readAfterWrite[B any](ctx context.Context, js jetstream.JetStream, stream s
 	return bind()
 }
 
-// replicasOf returns the replicas of the stream behind a bucket.
-func replicasOf(ctx context.Context, js jetstream.JetStream, stream string) (int, error) {
-	s, err := js.Stream(ctx, stream)
-	if err != nil {
-		return 0, err
-	}
-	return s.CachedInfo().Config.Replicas, nil
-}
-
+// ensureObjectStore binds the object store of cfg, or creates it when
+// missing. A store is only ever created, never created-or-updated: an
+// update would turn direct gets back on under the other processes'
+// handles (readAfterWrite). Replicas, when set and different, change on the
+// underlying stream.
 func ensureObjectStore(ctx context.Context, js jetstream.JetStream, cfg jetstream.ObjectStoreConfig, replicas int) (jetstream.ObjectStore, error) {
 	cfg.Storage = jetstream.FileStorage
 	cfg.Replicas = max(replicas, 1)
 	obs, err := js.ObjectStore(ctx, cfg.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return js.CreateOrUpdateObjectStore(ctx, cfg)
+		return js.CreateObjectStore(ctx, cfg)
 	}
-	if err != nil || replicas == 0 {
-		return obs, err
+	if err != nil {
+		return nil, err
 	}
-	r, err := replicasOf(ctx, js, "OBJ_"+cfg.Bucket)
-	if err != nil || r == replicas {
-		return obs, err
-	}
-	return js.CreateOrUpdateObjectStore(ctx, cfg)
+	return obs, updateBucket(ctx, js, "OBJ_"+cfg.Bucket, func(c *jetstream.StreamConfig) {
+		if replicas != 0 {
+			c.Replicas = replicas
+		}
+	})
 }
 
+// ensureKeyValue is ensureObjectStore for a KV bucket; its TTL and value
+// size limit are set on the underlying stream when they differ.
 func ensureKeyValue(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig, replicas int) (jetstream.KeyValue, error) {
 	cfg.Storage = jetstream.FileStorage
 	cfg.Replicas = max(replicas, 1)
 	kv, err := js.KeyValue(ctx, cfg.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return js.CreateOrUpdateKeyValue(ctx, cfg)
+		return js.CreateKeyValue(ctx, cfg)
 	}
 	if err != nil {
 		return nil, err
 	}
-	s, err := js.Stream(ctx, "KV_"+cfg.Bucket)
+	return kv, updateBucket(ctx, js, "KV_"+cfg.Bucket, func(c *jetstream.StreamConfig) {
+		if replicas != 0 {
+			c.Replicas = replicas
+		}
+		c.MaxAge, c.MaxMsgSize = cfg.TTL, cfg.MaxValueSize
+		if c.MaxMsgSize == 0 {
+			c.MaxMsgSize = -1
+		}
+	})
+}
+
+// updateBucket applies set to the configuration of the stream behind a
+// bucket and updates the stream if that changed anything.
+func updateBucket(ctx context.Context, js jetstream.JetStream, stream string, set func(*jetstream.StreamConfig)) error {
+	s, err := js.Stream(ctx, stream)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	have := s.CachedInfo().Config
-	if (replicas == 0 || have.Replicas == replicas) && have.MaxAge == cfg.TTL && have.MaxMsgSize == cfg.MaxValueSize {
-		return kv, nil
+	want := have
+	set(&want)
+	if want.Replicas == have.Replicas && want.MaxAge == have.MaxAge && want.MaxMsgSize == have.MaxMsgSize {
+		return nil
 	}
-	if replicas == 0 {
-		cfg.Replicas = have.Replicas
-	}
-	return js.CreateOrUpdateKeyValue(ctx, cfg)
+	_, err = js.UpdateStream(ctx, want)
+	return err
 }

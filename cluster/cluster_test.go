@@ -291,3 +291,18 @@ func TestConcurrentOpen(t *testing.T) {
 		}
 	}
 }
+
+// noneLeft fails the test unless the task stream empties within 5 s: a
+// worker acknowledges a task after recording its result, so the last ack
+// may still be on its way when Do returns.
+func noneLeft(t *testing.T, c *Cluster) {
+	t.Helper()
+	end := time.Now().Add(5 * time.Second)
+	for m := streamMsgs(t, c); m != 0; m = streamMsgs(t, c) {
+		if time.Now().After(end) {
+			t.Errorf("%d messages left in the stream", m)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

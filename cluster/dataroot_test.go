@@ -140,9 +140,7 @@ func TestDataRootTask(t *testing.T) {
 			t.Errorf("data path %s, want %s", got, resolved)
 		}
 	}
-	if m := streamMsgs(t, c); m != 0 {
-		t.Errorf("%d messages left in the stream", m)
-	}
+	noneLeft(t, c)
 }
 
 // Tasks with a Path that the worker must not or cannot read fail once,
@@ -194,9 +192,7 @@ func TestDataRootRefusals(t *testing.T) {
 	}
 	j.Finish(nil)
 	time.Sleep(1500 * time.Millisecond) // beyond AckWait: a redelivery would have run
-	if m := streamMsgs(t, c); m != 0 {
-		t.Errorf("%d messages left in the stream", m)
-	}
+	noneLeft(t, c)
 	if n := strings.Count(log.String(), "failed "); n != 5 {
 		t.Errorf("%d failures logged, want 5:\n%s", n, log.String())
 	}
@@ -230,9 +226,7 @@ func TestDataRootMissing(t *testing.T) {
 	if n := strings.Count(log.String(), "started "); n != 1 {
 		t.Errorf("%d deliveries, want 1:\n%s", n, log.String())
 	}
-	if m := streamMsgs(t, c); m != 0 {
-		t.Errorf("%d messages left in the stream", m)
-	}
+	noneLeft(t, c)
 }
 
 // A file rewritten while a task reads it fails the task: the executor may

@@ -106,9 +106,7 @@ func TestDeterministicFailure(t *testing.T) {
 	if got := exec.count(1); got != 1 {
 		t.Errorf("failing task ran %d times, want 1", got)
 	}
-	if m := streamMsgs(t, c); m != 0 {
-		t.Errorf("%d messages left in the stream", m)
-	}
+	noneLeft(t, c)
 	st, err := c.Status(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
@@ -329,9 +327,7 @@ func TestReattach(t *testing.T) {
 			t.Errorf("task %d ran %d times, want 1", i, got)
 		}
 	}
-	if m := streamMsgs(t, c); m != 0 {
-		t.Errorf("%d messages left in the stream", m)
-	}
+	noneLeft(t, c)
 }
 
 // Submitting a job ID again with another definition is refused.

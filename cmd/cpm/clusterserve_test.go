@@ -1,35 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/polyhedral/cpm/cluster/natsd"
 )
-
-// safeBuffer is a bytes.Buffer that a running command and the test share.
-type safeBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *safeBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *safeBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // cpm cluster serve on port 0 prints the port it listens on, serves
 // JetStream there, and on cancellation shuts down, removes its temporary
@@ -37,10 +17,10 @@ func (b *safeBuffer) String() string {
 func TestClusterServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr safeBuffer
+	stdout, stderr := newSyncBuffer(""), newSyncBuffer("")
 	code := make(chan int, 1)
 	go func() {
-		code <- run(ctx, []string{"cluster", "serve", "--listen", "127.0.0.1:0", "--name", "t1"}, &stdout, &stderr)
+		code <- run(ctx, []string{"cluster", "serve", "--listen", "127.0.0.1:0", "--name", "t1"}, stdout, stderr)
 	}()
 
 	line := regexp.MustCompile(`cpm cluster serve: t1 listening on (nats://127\.0\.0\.1:([0-9]+)) \(JetStream store (\S+)\)\n`)
