@@ -15,7 +15,8 @@
 //	object store cpm-data     input files, named by the SHA-256 of their bytes
 //	object store cpm-results  results, named <job>/<index>/<sha256>
 //	KV cpm-jobs          <job>: the job record (kind, count, digest of the
-//	                     definition, state, error, submission count);
+//	                     definition, state, error, submission count,
+//	                     digests of the data objects it reads);
 //	                     <job>.p.<i>: stream sequence of task i's message;
 //	                     <job>.r.<i>: result record (object, SHA-256, size,
 //	                     worker); <job>.f.<i>: failure record (worker, error);
@@ -25,6 +26,21 @@
 //
 // A NATS account running cpm needs these and the advisory subject
 // MaxDeliveriesAdvisory.
+//
+// # Replicated clusters
+//
+// On a cluster, every asset has the replicas of Options.Replicas (3 for
+// three nodes). Reads of the buckets go to each stream's leader: Open
+// turns off the direct gets that object stores and KV buckets are created
+// with, which any replica answers, also one that has not applied the
+// latest write (a result object whose record another client had just
+// read was then "not found"). Buckets are only ever created, never
+// created-or-updated, since an update turns direct gets back on under
+// other processes' handles; their settings change on the underlying
+// stream. Requests that time out or find no responder, as they do while a
+// stream elects a new leader after a node is lost or its replicas change,
+// are retried (Open, publishing a task: deduplicated by its message id,
+// storing data); a worker's failing store of a result requeues the task.
 //
 // # Message flow
 //
@@ -47,6 +63,18 @@
 // every AckWait/3. A result is
 // uploaded, its record created with KV Create, and the message
 // acknowledged.
+//
+// # Deleting jobs and data
+//
+// Nothing expires by itself. DeleteJob (cpm cluster gc) deletes a job's
+// queued tasks, its result objects (every name <job>/…, also those no
+// record names), its task records and, last, its job record, so a
+// deletion stopped midway is finished by the next; a job marked running
+// is refused unless forced and its record is older than a grace period
+// (it is then marked failed first, which stops its tasks on the workers).
+// DeleteUnusedData deletes the data objects older than a bound that no
+// job record names (JobSpec.Data); younger ones stay, since a coordinator
+// uploads data before it creates the record naming them.
 //
 // # Data-root mode
 //
