@@ -123,8 +123,10 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Cluster, error) {
 	// answers with timeouts while it elects their leaders, and a creation
 	// that lost the race to another process's (of another configuration:
 	// direct gets already off) with "stream name already in use" or
-	// "bucket exists"; the next attempt binds to what exists.
-	inUse := []error{jetstream.ErrStreamNameAlreadyInUse, jetstream.ErrBucketExists}
+	// "bucket exists", and a stream another process has just created may
+	// not be known yet to the node asked ("stream not found"); the next
+	// attempt binds to what exists.
+	inUse := []error{jetstream.ErrStreamNameAlreadyInUse, jetstream.ErrBucketExists, jetstream.ErrStreamNotFound}
 	if c.stream, err = retry(ctx, func(ctx context.Context) (jetstream.Stream, error) { return ensureStream(ctx, js, o) }, inUse...); err != nil {
 		return nil, fmt.Errorf("cluster: stream %s: %w", StreamName, err)
 	}
