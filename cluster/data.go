@@ -34,6 +34,12 @@ func (c *Cluster) PutData(ctx context.Context, path string) (digest string, err 
 	info, err := c.data.GetInfo(ctx, digest)
 	switch {
 	case err == nil && int64(info.Size) == size:
+		// Stored already: touch it, so that cpm cluster gc, which keeps
+		// data modified within its bound, does not take it from the job
+		// about to name it.
+		if err := c.data.UpdateMeta(ctx, digest, info.ObjectMeta); err != nil {
+			return "", fmt.Errorf("cluster: put data: %w", err)
+		}
 		return digest, nil
 	case err != nil && !errors.Is(err, jetstream.ErrObjectNotFound):
 		return "", fmt.Errorf("cluster: put data: %w", err)

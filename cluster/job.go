@@ -22,6 +22,10 @@ type JobSpec struct {
 	// Digest is the SHA-256 of the job's definition: a job record with
 	// the same ID and another Digest is an error (ErrJobConflict).
 	Digest string
+	// Data lists the digests of the cpm-data objects the job's tasks read
+	// (PutData's), at most maxJobData; empty strings are ignored. The job
+	// record keeps them so that DeleteUnusedData keeps those objects.
+	Data []string
 }
 
 // Job kinds.
@@ -42,7 +46,7 @@ func (s *JobSpec) check() error {
 	case !ValidDigest(s.Digest):
 		return fmt.Errorf("cluster: job %s: digest %q is not a SHA-256 hex digest", s.ID, s.Digest)
 	}
-	return nil
+	return checkJobData(s.ID, s.Data)
 }
 
 // Job is a submitted job as its coordinator sees it: one KV watcher on the
@@ -129,6 +133,7 @@ func (c *Cluster) claimJob(ctx context.Context, spec JobSpec) (int, error) {
 	rec := jobRecord{
 		ID: spec.ID, Kind: spec.Kind, Describe: clip(spec.Describe, 256), Count: spec.Count,
 		Digest: spec.Digest, State: JobRunning, Gen: 1, Created: now, Updated: now,
+		Data: jobData(spec.Data),
 	}
 	for range 10 {
 		created, err := createRecord(ctx, c.jobs, spec.ID, &rec)
@@ -155,6 +160,7 @@ func (c *Cluster) claimJob(ctx context.Context, spec JobSpec) (int, error) {
 		}
 		old.State, old.Error, old.Gen, old.Updated = JobRunning, "", old.Gen+1, now
 		old.Describe = rec.Describe
+		old.Data = jobData(old.Data, rec.Data)
 		b, err := encodeRecord(&old)
 		if err != nil {
 			return 0, err
@@ -442,5 +448,5 @@ func (j *Job) Finish(err error) {
 			break
 		}
 	}
-	_ = j.c.stream.Purge(ctx, jetstream.WithPurgeSubject(taskSubject(j.spec.ID)))
+	_ = j.c.purgeTasks(ctx, j.spec.ID)
 }

@@ -77,6 +77,9 @@ type jobRecord struct {
 	Gen      int       `json:"gen"` // submissions so far, 1 for a new job
 	Created  time.Time `json:"created"`
 	Updated  time.Time `json:"updated"`
+	// Data lists the digests of the cpm-data objects the job reads
+	// (DeleteUnusedData keeps them); a record without it names none.
+	Data []string `json:"data,omitempty"`
 }
 
 func (r *jobRecord) check() error {
@@ -89,6 +92,8 @@ func (r *jobRecord) check() error {
 		return fmt.Errorf("job %s: digest %q", r.ID, r.Digest)
 	case r.State != JobRunning && r.State != JobDone && r.State != JobFailed:
 		return fmt.Errorf("job %s: state %q", r.ID, r.State)
+	case len(r.Data) > maxJobData:
+		return fmt.Errorf("job %s: %d data digests", r.ID, len(r.Data))
 	}
 	return nil
 }

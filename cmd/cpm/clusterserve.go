@@ -17,8 +17,10 @@ const clusterUsage = `usage:
                     [--name N] [authentication and TLS flags]
                                  a NATS server with JetStream, until interrupted
   cpm cluster status --nats URL  jobs, their tasks by state, workers and their tasks
+  cpm cluster gc --nats URL [--older-than DURATION] [--job ID ...] [--force] [--dry-run]
+                                 delete old finished jobs (results, records) and unused data
 
-Run "cpm cluster serve -h" or "cpm cluster status -h" for flags.
+Run "cpm cluster serve -h", "cpm cluster status -h" or "cpm cluster gc -h" for flags.
 `
 
 // clusterStatus implements cpm cluster status; the file that defines it
@@ -29,7 +31,7 @@ var clusterStatus func(ctx context.Context, args []string, stdout, stderr io.Wri
 func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, clusterUsage)
-		return usagef("missing subcommand: serve or status")
+		return usagef("missing subcommand: serve, status or gc")
 	}
 	switch sub, rest := args[0], args[1:]; sub {
 	case "serve":
@@ -39,11 +41,13 @@ func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return errors.New("cluster status: not available in this build")
 		}
 		return clusterStatus(ctx, rest, stdout, stderr)
+	case "gc":
+		return runClusterGC(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, clusterUsage)
 		return nil
 	default:
-		return usagef("unknown subcommand %q: want serve or status", sub)
+		return usagef("unknown subcommand %q: want serve, status or gc", sub)
 	}
 }
 

@@ -16,7 +16,7 @@
 //	cpm inspect MODEL [--top N] [--data FILE]         what a model learned, face by face
 //	cpm plot    regions | curve                       decision regions (2-D) or a training curve (PNG)
 //	cpm worker  --nats URL [--concurrency N]          run tasks of distributed train, cv and tune jobs
-//	cpm cluster serve | status                        a NATS JetStream node; jobs, tasks and workers
+//	cpm cluster serve | status | gc                   a NATS JetStream node; jobs, tasks and workers; deleting old jobs
 //	cpm version                                       module version and build information
 //
 // Run `cpm COMMAND -h` for a command's flags. Exit status: 0 success,
@@ -89,6 +89,9 @@ usage:
                                                     a NATS server with JetStream (loopback unless
                                                     authenticated); clusters with other nodes
   cpm cluster status --nats URL                     jobs, their tasks by state, workers and their tasks
+  cpm cluster gc --nats URL [--older-than 168h] [--job ID] [--dry-run]
+                                                    delete finished jobs' records and results, and
+                                                    data no job names
   cpm version                                       module version and build info (also --version)
 
 Learners (cpm train --learner NAME): cpm (default), perceptron, kperceptron,

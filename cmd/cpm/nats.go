@@ -231,7 +231,8 @@ func (s *natsSession) submit(ctx context.Context, def jobDef, describe string, c
 		}
 		id = def.Kind + "-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(r[:])
 	}
-	job, err := s.c.Submit(ctx, cluster.JobSpec{ID: id, Kind: def.Kind, Describe: describe, Count: count, Digest: hex.EncodeToString(sum[:])})
+	job, err := s.c.Submit(ctx, cluster.JobSpec{ID: id, Kind: def.Kind, Describe: describe, Count: count, Digest: hex.EncodeToString(sum[:]),
+		Data: []string{def.Base.Data, def.Base.Valid}})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -248,6 +249,21 @@ func (s *natsSession) submit(ctx context.Context, def jobDef, describe string, c
 		stop()
 		job.Finish(err)
 	}, nil
+}
+
+// connectCluster connects to url as client name and opens the cluster's
+// assets; closeAll closes both.
+func connectCluster(ctx context.Context, url, name string, copts natsd.ClientOptions, o cluster.Options) (c *cluster.Cluster, closeAll func(), err error) {
+	copts.Name = name
+	nc, err := natsd.Connect(url, copts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c, err = cluster.Open(ctx, nc, o); err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return c, func() { c.Close(); nc.Close() }, nil
 }
 
 // errNotWithNATS is the error of a flag that distributed runs do not

@@ -57,18 +57,11 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		host, _ := os.Hostname()
 		*name = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
-	copts := *client
-	copts.Name = "cpm-worker-" + *name
-	nc, err := natsd.Connect(*url, copts)
+	c, closeAll, err := connectCluster(ctx, *url, "cpm-worker-"+*name, *client, cluster.Options{Replicas: *replicas, AckWait: *ackWait, MaxDeliver: *maxDeliver})
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
-	c, err := cluster.Open(ctx, nc, cluster.Options{Replicas: *replicas, AckWait: *ackWait, MaxDeliver: *maxDeliver})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+	defer closeAll()
 	fmt.Fprintf(stderr, "cpm worker %s: %d task(s) at once from %s\n", *name, *conc, *url)
 	if *dataRoot != "" {
 		fmt.Fprintf(stderr, "cpm worker %s: reads data files in place from %s\n", *name, *dataRoot)
@@ -103,18 +96,11 @@ func runClusterStatus(ctx context.Context, args []string, stdout, stderr io.Writ
 	if *url == "" || *url == embeddedURL {
 		return usagef("give --nats URL")
 	}
-	copts := *client
-	copts.Name = "cpm-status"
-	nc, err := natsd.Connect(*url, copts)
+	c, closeAll, err := connectCluster(ctx, *url, "cpm-status", *client, cluster.Options{})
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
-	c, err := cluster.Open(ctx, nc, cluster.Options{})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+	defer closeAll()
 	st, err := c.Status(ctx)
 	if err != nil {
 		return err
