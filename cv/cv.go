@@ -60,8 +60,8 @@ type Config struct {
 	Progress func(done, total int)
 	// Exec, if set, computes the stats of fold fold of repetition rep
 	// somewhere else (package cluster: on a worker, with Plan.RunFold)
-	// instead of running the Fit here; Run then asks for every fit at
-	// once, whatever Workers says.
+	// instead of running the Fit here; Run then asks for up to 4096 fits
+	// at once, whatever Workers says.
 	Exec func(ctx context.Context, rep, fold int) (FoldStats, error)
 }
 
@@ -131,6 +131,10 @@ type scratch struct {
 	train, test sparsevec.CSR
 }
 
+// maxInFlight bounds the fits Run asks Config.Exec for at once: enough to
+// keep a large fleet of workers busy, few enough goroutines for any run.
+const maxInFlight = 4096
+
 // Run cross-validates fit on data as described in the package comment.
 //
 // It returns an error wrapping ErrNoData for an empty data set, ErrConfig
@@ -171,7 +175,7 @@ func Run(ctx context.Context, cfg Config, data *sparsevec.CSR, fit Fit) (*Result
 	)
 	workers := min(cfg.Workers, total)
 	if cfg.Exec != nil {
-		workers = total
+		workers = min(total, maxInFlight)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for range workers {

@@ -83,9 +83,10 @@ type Config struct {
 	Valid Validation
 
 	// Runner, if set, trains the polytopes of Train and TrainOvO elsewhere
-	// (see Runner); Workers then does not bound them. It cannot be combined
-	// with checkpoints, and TrainStream refuses it. If nil, every polytope
-	// trains in this process.
+	// (see Runner); Workers then does not bound them (up to 4096 are asked
+	// for at once). It cannot be combined with checkpoints, and
+	// TrainStream refuses it. If nil, every polytope trains in this
+	// process.
 	Runner Runner
 }
 

@@ -28,15 +28,18 @@ type Part struct {
 
 // Runner trains the polytopes of a run somewhere else (package cluster: on
 // the workers of a NATS JetStream cluster). With Config.Runner set, Train
-// and TrainOvO ask it for every polytope at once, from one goroutine each,
-// instead of training them in this process, and build the model from the
-// parts it returns. Run must return the part that Plan.TrainPart(ctx, i)
+// and TrainOvO ask it for every polytope, up to maxInFlight at once, from
+// one goroutine each, instead of training them in this process, and build
+// the model from the parts it returns. Run must return the part that Plan.TrainPart(ctx, i)
 // returns for the same config and data, so that the model is the same
 // bytes; n is the number of polytopes of the run and name polytope i's
 // (Progress.Task).
 type Runner interface {
 	Run(ctx context.Context, i, n int, name string) (*Part, error)
 }
+
+// maxInFlight bounds the polytopes a run asks its Runner for at once.
+const maxInFlight = 4096
 
 // Plan is a training run split into its polytopes, which train
 // independently: polytope i's row order depends only on the seed and i.

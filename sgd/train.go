@@ -311,7 +311,9 @@ func runAll(ctx context.Context, cfg Config, tasks []task, fp *fingerprint) ([]*
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(cfg.Workers)
 	if cfg.Runner != nil {
-		g.SetLimit(len(tasks)) // every polytope is asked for at once
+		// Polytopes are asked for at once, up to maxInFlight: enough to
+		// keep a large fleet busy, few enough goroutines for any run.
+		g.SetLimit(min(len(tasks), maxInFlight))
 	}
 	for next := 0; next < len(tasks); {
 		lo, hi := next, next+1

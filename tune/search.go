@@ -50,7 +50,7 @@ type Config struct {
 	Progress func(r *Row, done, total int)
 	// Exec, if set, computes fit fit of a candidate somewhere else
 	// (package cluster: on a worker, with RunFit) instead of here; Search
-	// then asks for every fit at once, whatever Workers says.
+	// then asks for up to 4096 fits at once, whatever Workers says.
 	Exec func(ctx context.Context, c Candidate, fit int) (FitResult, error)
 }
 
@@ -108,6 +108,11 @@ type search struct {
 	fits  int // fits per point
 }
 
+// maxInFlight bounds the fits Search asks Config.Exec for at once: enough
+// to keep a large fleet of workers busy, few enough goroutines for a grid
+// of any size.
+const maxInFlight = 4096
+
 // Search scores every candidate on data as cfg says and returns their rows
 // in candidate order. Fits of all points share one pool of cfg.Workers
 // goroutines; each fit's result depends only on its point and its number,
@@ -121,7 +126,7 @@ func Search(ctx context.Context, cfg Config, data *sparsevec.CSR, cands []Candid
 	total := len(cands) * s.fits
 	atOnce := min(cmp.Or(cfg.Workers, runtime.GOMAXPROCS(0)), max(total, 1))
 	if cfg.Exec != nil {
-		atOnce = max(total, 1)
+		atOnce = min(max(total, 1), maxInFlight)
 	}
 	if cfg.MaxMemory > 0 {
 		for i := range s.cands {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/polyhedral/cpm/cluster"
 	"github.com/polyhedral/cpm/cv"
 	"github.com/polyhedral/cpm/learner"
@@ -33,9 +35,10 @@ type Executor struct {
 	// it defaults to 2.
 	Keep int
 
-	mu    sync.Mutex
-	data  lru[*sparsevec.CSR]
-	plans lru[*plan]
+	mu      sync.Mutex
+	loading singleflight.Group // rows being fetched and loaded, by digest
+	data    lru[*sparsevec.CSR]
+	plans   lru[*plan]
 }
 
 // plan is one job's CPM run split into polytopes, with the progress hooks
@@ -179,16 +182,25 @@ func (e *Executor) load(ctx context.Context, digest string, dim int, fetch func(
 	d, ok := e.data.get(digest)
 	e.mu.Unlock()
 	if !ok {
-		path, err := fetch(ctx, digest)
+		// Tasks that start together on rows not loaded yet load them once.
+		v, err, _ := e.loading.Do(digest, func() (any, error) {
+			path, err := fetch(ctx, digest)
+			if err != nil {
+				return nil, err
+			}
+			d, err := ReadData(path, 0)
+			if err != nil {
+				return nil, err
+			}
+			e.mu.Lock()
+			e.data.put(digest, d, e.keep())
+			e.mu.Unlock()
+			return d, nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		if d, err = ReadData(path, 0); err != nil {
-			return nil, err
-		}
-		e.mu.Lock()
-		e.data.put(digest, d, e.keep())
-		e.mu.Unlock()
+		d = v.(*sparsevec.CSR)
 	}
 	switch {
 	case dim == 0 || dim == d.Dim:

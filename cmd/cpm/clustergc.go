@@ -44,12 +44,10 @@ func runClusterGC(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	switch {
-	case fs.NArg() > 0:
-		return usagef("unexpected argument %q", fs.Arg(0))
-	case *url == "" || *url == embeddedURL:
-		return usagef("give --nats URL")
-	case *olderThan < 0:
+	if err := checkClusterArgs(fs, *url); err != nil {
+		return err
+	}
+	if *olderThan < 0 {
 		return usagef("--older-than %v: want a duration of at least 0", *olderThan)
 	}
 	c, closeAll, err := connectCluster(ctx, *url, "cpm-gc", *client, cluster.Options{})

@@ -104,13 +104,13 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		}
 	}
 	if nf.on() {
-		s, err := nf.open(ctx, *quiet, stderr)
-		if err != nil {
+		var s *natsSession
+		if s, ctx, err = nf.open(ctx, *quiet, stderr); err != nil {
 			return err
 		}
-		defer s.close()
-		finish, err := s.cvExec(ctx, &cfg, lf, spec, data)
-		if err != nil {
+		defer s.close(&err)
+		var finish func(error)
+		if finish, err = s.cvExec(ctx, &cfg, lf, spec, data); err != nil {
 			return err
 		}
 		defer func() { finish(err) }()
@@ -119,17 +119,23 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s on %s (%d rows), %d x %d-fold CV%s\n", lf.describe(), path, res.Rows, res.Reps, res.Folds, scaleNote(spec.Scale))
-	fmt.Fprintf(stdout, "  accuracy    %6.2f ± %.2f %%   (std over repetitions)\n", res.AccuracyMean, res.AccuracyStd)
-	fmt.Fprintf(stdout, "  test error  %6.2f ± %.2f %%   (std over folds)\n", res.ErrorMean, res.FoldErrorStd)
-	fmt.Fprintf(stdout, "  train error %6.2f ± %.2f %%   (std over folds)\n", res.TrainErrorMean, res.FoldTrainErrorStd)
-	fmt.Fprintf(stdout, "  train time  %.4f ± %.4f s per fit\n", res.TrainSecondsMean, res.TrainSecondsStd)
-	fmt.Fprintf(stdout, "  hyperplanes %.2f ± %.2f\n", res.HyperplanesMean, res.HyperplanesStd)
-	fmt.Fprintf(stdout, "  wall time   %.2fs\n", res.Seconds)
+	printCV(stdout, fmt.Sprintf("%s on %s", lf.describe(), path), scaleNote(spec.Scale), res)
 	if *jsonOut != "" {
 		return writeJSON(*jsonOut, cvMetrics{Command: "cv", Learner: spec.Name, Data: path, Scale01: spec.Scale == scale.MinMax, Scale: string(cmp.Or(spec.Scale, scale.None)), Seed: lf.seed, Result: res})
 	}
 	return nil
+}
+
+// printCV writes the figures of a cross-validation of what under its
+// heading, note ending the heading.
+func printCV(w io.Writer, what, note string, res *cv.Result) {
+	fmt.Fprintf(w, "%s (%d rows), %d x %d-fold CV%s\n", what, res.Rows, res.Reps, res.Folds, note)
+	fmt.Fprintf(w, "  accuracy    %6.2f ± %.2f %%   (std over repetitions)\n", res.AccuracyMean, res.AccuracyStd)
+	fmt.Fprintf(w, "  test error  %6.2f ± %.2f %%   (std over folds)\n", res.ErrorMean, res.FoldErrorStd)
+	fmt.Fprintf(w, "  train error %6.2f ± %.2f %%   (std over folds)\n", res.TrainErrorMean, res.FoldTrainErrorStd)
+	fmt.Fprintf(w, "  train time  %.4f ± %.4f s per fit\n", res.TrainSecondsMean, res.TrainSecondsStd)
+	fmt.Fprintf(w, "  hyperplanes %.2f ± %.2f\n", res.HyperplanesMean, res.HyperplanesStd)
+	fmt.Fprintf(w, "  wall time   %.2fs\n", res.Seconds)
 }
 
 // scaleNote describes a --scale mode in a results heading.

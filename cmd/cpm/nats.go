@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,8 +15,6 @@ import (
 	"runtime"
 	"sync"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/polyhedral/cpm/cluster"
 	"github.com/polyhedral/cpm/cluster/compute"
@@ -78,46 +77,46 @@ func (n *natsFlags) check() error {
 // natsSession is a connection to the cluster for one run, with the
 // embedded server and worker when --nats embedded.
 type natsSession struct {
-	c      *cluster.Cluster
-	nc     *nats.Conn
-	srv    *natsd.Server
-	dir    string // temporary directory: uploads, embedded store and cache
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
-	werr   error
-	quiet  bool
-	stderr io.Writer
-	flags  *natsFlags
+	c        *cluster.Cluster
+	closeAll func() // closes c and its connection
+	endRun   func() // releases the run's context
+	srv      *natsd.Server
+	dir      string // temporary directory: uploads, embedded store and cache
+	stop     context.CancelFunc
+	wg       sync.WaitGroup
+	werr     error // the embedded worker's error, once wg is done
+	quiet    bool
+	stderr   io.Writer
+	flags    *natsFlags
 }
 
-// open connects (or starts the embedded server and worker).
-func (n *natsFlags) open(ctx context.Context, quiet bool, stderr io.Writer) (*natsSession, error) {
+// open connects (or starts the embedded server and worker) and returns
+// the session and the context of the run, which is cancelled if the
+// embedded worker fails (close then reports its error).
+func (n *natsFlags) open(ctx context.Context, quiet bool, stderr io.Writer) (*natsSession, context.Context, error) {
 	dir, err := os.MkdirTemp("", "cpm-nats-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s := &natsSession{dir: dir, quiet: quiet, stderr: stderr, flags: n}
 	ok := false
 	defer func() {
 		if !ok {
-			s.close()
+			s.close(nil)
 		}
 	}()
 	url := n.url
 	if url == embeddedURL {
 		if s.srv, err = natsd.StartEmbedded(filepath.Join(dir, "store")); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		url = s.srv.ClientURL()
 	}
-	copts := *n.client
-	copts.Name = "cpm-submit"
-	if s.nc, err = natsd.Connect(url, copts); err != nil {
-		return nil, err
+	if s.c, s.closeAll, err = connectCluster(ctx, url, "cpm-submit", *n.client, cluster.Options{Replicas: n.replicas}); err != nil {
+		return nil, nil, err
 	}
-	if s.c, err = cluster.Open(ctx, s.nc, cluster.Options{Replicas: n.replicas}); err != nil {
-		return nil, err
-	}
+	runCtx, failRun := context.WithCancelCause(ctx)
+	s.endRun = func() { failRun(nil) }
 	if s.srv != nil {
 		wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 		s.stop = stop
@@ -128,27 +127,35 @@ func (n *natsFlags) open(ctx context.Context, quiet bool, stderr io.Writer) (*na
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.werr = s.c.Work(wctx, &compute.Executor{}, cluster.WorkerOptions{
+			err := s.c.Work(wctx, &compute.Executor{}, cluster.WorkerOptions{
 				Name: "embedded", Concurrency: conc, CacheDir: filepath.Join(dir, "cache"), DataRoot: n.dataRoot,
 			})
+			if err != nil {
+				s.werr = err
+				failRun(err)
+			}
 		}()
 	}
 	ok = true
-	return s, nil
+	return s, runCtx, nil
 }
 
 // close stops the embedded worker and server and removes the temporary
-// directory.
-func (s *natsSession) close() {
+// directory. If the embedded worker failed, its error replaces *errp when
+// that is nil or the cancellation the failure caused.
+func (s *natsSession) close(errp *error) {
 	if s.stop != nil {
 		s.stop()
 		s.wg.Wait()
 	}
-	if s.c != nil {
-		s.c.Close()
+	if s.werr != nil && errp != nil && (*errp == nil || errors.Is(*errp, context.Canceled)) {
+		*errp = fmt.Errorf("the embedded worker: %w", s.werr)
 	}
-	if s.nc != nil {
-		s.nc.Close()
+	if s.endRun != nil {
+		s.endRun()
+	}
+	if s.closeAll != nil {
+		s.closeAll()
 	}
 	if s.srv != nil {
 		s.srv.Shutdown()
@@ -249,6 +256,19 @@ func (s *natsSession) submit(ctx context.Context, def jobDef, describe string, c
 		stop()
 		job.Finish(err)
 	}, nil
+}
+
+// checkClusterArgs refuses positional arguments and a missing or embedded
+// --nats URL of a command that joins an existing cluster (worker, cluster
+// status, cluster gc).
+func checkClusterArgs(fs *flag.FlagSet, url string) error {
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected argument %q", fs.Arg(0))
+	case url == "" || url == embeddedURL:
+		return usagef("give --nats URL: the NATS server(s) of the cluster, as the submitting cpm gives them")
+	}
+	return nil
 }
 
 // connectCluster connects to url as client name and opens the cluster's

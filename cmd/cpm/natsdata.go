@@ -16,7 +16,7 @@ import (
 type rootedFile struct {
 	rel  string      // slash-separated, relative to the data root: Task.Path
 	path string      // absolute, symbolic links resolved
-	fi   os.FileInfo // as it was before the rows were loaded
+	fi   os.FileInfo // taken before the rows are loaded; digest checks the file against it
 }
 
 // checkData checks, with --data-root, that the data file (flag path) is a

@@ -140,12 +140,7 @@ func (o *trainOptions) trainInMemory(ctx context.Context, stderr io.Writer, met 
 		rep *learner.Report
 	)
 	if o.nats.on() {
-		var s *natsSession
-		if s, err = o.nats.open(ctx, o.quiet, stderr); err != nil {
-			return nil, nil, err
-		}
-		defer s.close()
-		m, rep, err = s.train(ctx, o, data)
+		m, rep, err = o.trainNATS(ctx, stderr, data)
 	} else {
 		m, rep, err = learner.Train(ctx, o.spec, data)
 	}
@@ -156,6 +151,16 @@ func (o *trainOptions) trainInMemory(ctx context.Context, stderr io.Writer, met 
 		return nil, nil, err
 	}
 	return m, rep, nil
+}
+
+// trainNATS trains on data through the cluster of --nats.
+func (o *trainOptions) trainNATS(ctx context.Context, stderr io.Writer, data *sparsevec.CSR) (m *model.Model, rep *learner.Report, err error) {
+	s, ctx, err := o.nats.open(ctx, o.quiet, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer s.close(&err)
+	return s.train(ctx, o, data)
 }
 
 // load reads -t into memory: with a cache, through it (a cache that

@@ -164,13 +164,13 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return err
 	}
 	if o.nats.on() {
-		s, err := o.nats.open(ctx, o.quiet, stderr)
-		if err != nil {
+		var s *natsSession
+		if s, ctx, err = o.nats.open(ctx, o.quiet, stderr); err != nil {
 			return err
 		}
-		defer s.close()
-		finish, err := s.tuneExec(ctx, &cfg, o, data, len(cands))
-		if err != nil {
+		defer s.close(&err)
+		var finish func(error)
+		if finish, err = s.tuneExec(ctx, &cfg, o, data, len(cands)); err != nil {
 			return err
 		}
 		defer func() { finish(err) }()

@@ -35,11 +35,10 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := checkClusterArgs(fs, *url); err != nil {
+		return err
+	}
 	switch {
-	case fs.NArg() > 0:
-		return usagef("unexpected argument %q", fs.Arg(0))
-	case *url == "" || *url == embeddedURL:
-		return usagef("give --nats URL, the server(s) the submitting cpm uses")
 	case *conc < 1:
 		return usagef("--concurrency %d: want at least 1", *conc)
 	case *maxData < 1<<20:
@@ -90,11 +89,8 @@ func runClusterStatus(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
-	if *url == "" || *url == embeddedURL {
-		return usagef("give --nats URL")
+	if err := checkClusterArgs(fs, *url); err != nil {
+		return err
 	}
 	c, closeAll, err := connectCluster(ctx, *url, "cpm-status", *client, cluster.Options{})
 	if err != nil {
