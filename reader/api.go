@@ -141,3 +141,23 @@ func WithBatchRows(n int) Option { return core.WithBatchRows(n) }
 
 // WithZstdLevel sets the zstd level of compressed output.
 func WithZstdLevel(l ZstdLevel) Option { return core.WithZstdLevel(l) }
+
+// ZeroBased says how readers map the feature indices they read to the
+// 1-based indices rows hold: ZeroBasedNo keeps them (index 0 is an error),
+// ZeroBasedYes adds 1 to each, ZeroBasedAuto (the default) decides per file.
+type ZeroBased = core.ZeroBased
+
+// The ZeroBased modes (see WithZeroBased).
+const (
+	ZeroBasedAuto = core.ZeroBasedAuto
+	ZeroBasedNo   = core.ZeroBasedNo
+	ZeroBasedYes  = core.ZeroBasedYes
+)
+
+// ParseZeroBased parses "auto", "no" or "yes".
+func ParseZeroBased(s string) (ZeroBased, error) { return core.ParseZeroBased(s) }
+
+// WithZeroBased sets how readers map the feature indices they read to the
+// 1-based indices rows hold; see ZeroBased and, for LIBSVM text, the
+// documentation of package libsvm.
+func WithZeroBased(z ZeroBased) Option { return core.WithZeroBased(z) }

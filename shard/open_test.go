@@ -251,7 +251,7 @@ func TestOpenErrorNamesShard(t *testing.T) {
 	var text strings.Builder
 	for r := range 9 {
 		if r == 4 {
-			text.WriteString("1 0:1\n") // index 0
+			text.WriteString("1 2:1 1:1\n") // unsorted
 			continue
 		}
 		fmt.Fprintf(&text, "%d 1:1\n", 2000+r)
@@ -270,7 +270,7 @@ func TestOpenErrorNamesShard(t *testing.T) {
 		b, err := br.Next()
 		if err != nil {
 			var pe *reader.ParseError
-			if !errors.As(err, &pe) || pe.Path != bad || pe.Line != 5 || !errors.Is(err, reader.ErrIndexZero) {
+			if !errors.As(err, &pe) || pe.Path != bad || pe.Line != 5 || !errors.Is(err, reader.ErrUnsorted) {
 				t.Fatalf("error %v, want a ParseError at %s:5", err, bad)
 			}
 			if !strings.Contains(err.Error(), "shard 2 of 3") {

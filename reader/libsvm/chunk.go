@@ -35,6 +35,13 @@ type chunk struct {
 	blk   sparsevec.CSR    // rows of data
 	lines int              // lines in data
 	err   *core.ParseError // first error, Line relative to the chunk
+
+	// The first row of data, if any: its line (relative to the chunk) and
+	// the offsets in data of its line and of its qid column
+	// (lineParser.qidCol), for the error of a chunk whose rows disagree
+	// with the file's earlier rows about qid:N (blk.Qid tells whether
+	// they have it).
+	firstLine, firstOff, firstCol int
 }
 
 // pipeline runs the goroutines. nextChunk and recycle are for one consumer
@@ -43,6 +50,7 @@ type pipeline struct {
 	r    io.Reader
 	path string
 	opt  core.Options
+	im   indexMap
 
 	free chan *chunk
 	work chan *chunk
@@ -57,10 +65,11 @@ type pipeline struct {
 	next    int      // seq of the next chunk to hand out
 	base    int      // lines before chunk next
 	ended   bool
+	qids    int8 // 0 before the first row, then 1 if it had no qid, 2 if it had
 }
 
-// startPipeline starts reading and parsing r.
-func startPipeline(r io.Reader, path string, opt core.Options) *pipeline {
+// startPipeline starts reading and parsing r, mapping indices by im.
+func startPipeline(r io.Reader, path string, opt core.Options, im indexMap) *pipeline {
 	k := 2*opt.Workers + 2 // chunks in flight
 	parent := opt.Ctx
 	if parent == nil {
@@ -69,7 +78,7 @@ func startPipeline(r io.Reader, path string, opt core.Options) *pipeline {
 	ctx, cancel := context.WithCancel(parent)
 	g, gctx := errgroup.WithContext(ctx)
 	p := &pipeline{
-		r: r, path: path, opt: opt,
+		r: r, path: path, opt: opt, im: im,
 		free:    make(chan *chunk, k),
 		work:    make(chan *chunk, k),
 		done:    make(chan *chunk, k),
@@ -104,6 +113,9 @@ func (p *pipeline) nextChunk() (*chunk, error) {
 		if c := p.pending[p.next%k]; c != nil {
 			p.pending[p.next%k] = nil
 			p.next++
+			if err := p.checkQID(c); err != nil {
+				c.err = err
+			}
 			if c.err != nil {
 				p.ended = true
 				e := *c.err
@@ -122,6 +134,34 @@ func (p *pipeline) nextChunk() (*chunk, error) {
 			return nil, p.stopErr()
 		}
 	}
+}
+
+// checkQID checks that the rows of c agree with the rows of the chunks
+// before it about qid:N (parseChunk checked the rows within c). It returns
+// the error at the first row of c if they do not, emptying c's block, since
+// no row of c comes before the error.
+func (p *pipeline) checkQID(c *chunk) *core.ParseError {
+	if c.blk.Rows() == 0 {
+		return nil
+	}
+	q := int8(1)
+	if c.blk.HasQid() {
+		q = 2
+	}
+	if p.qids == 0 {
+		p.qids = q
+	}
+	if q == p.qids {
+		return nil
+	}
+	line := c.data[c.firstOff:]
+	if k := bytes.IndexByte(line, '\n'); k >= 0 {
+		line = line[:k]
+	}
+	lp := lineParser{qidCol: c.firstCol}
+	lp.qidMismatch(line, p.qids == 2)
+	c.blk.Reset()
+	return lp.parseError(p.path, c.firstLine)
 }
 
 // recycle gives a chunk handed out by nextChunk back to the reader.
@@ -225,7 +265,7 @@ func (p *pipeline) read() error {
 
 // parse is a parser goroutine.
 func (p *pipeline) parse() error {
-	lp := lineParser{maxIndex: p.opt.MaxIndex}
+	lp := lineParser{maxIndex: p.opt.MaxIndex, im: p.im}
 	var d density
 	for {
 		select {
@@ -248,17 +288,21 @@ func (p *pipeline) parse() error {
 }
 
 // parseChunk parses c.data into c.blk, counting lines, and records the
-// first error with its line relative to the chunk.
+// first error with its line relative to the chunk. The first row decides
+// whether the chunk's rows have qid:N; a later row that disagrees is an
+// error.
 func parseChunk(c *chunk, lp *lineParser, path string, maxLine int) {
 	blk := &c.blk
 	blk.Reset()
 	c.err = nil
-	labels, ptr := blk.Labels, append(blk.Ptr, 0)
+	c.firstLine = 0
+	labels, ptr, qids := blk.Labels, append(blk.Ptr, 0), blk.Qid
 	lp.idx, lp.val = blk.Idx, blk.Val
 	var maxIdx uint32
 	data := c.data
 	line := 0
 	for len(data) > 0 {
+		off := len(c.data) - len(data)
 		var l []byte
 		if k := bytes.IndexByte(data, '\n'); k >= 0 {
 			l, data = data[:k], data[k+1:]
@@ -270,8 +314,21 @@ func parseChunk(c *chunk, lp *lineParser, path string, maxLine int) {
 			c.err = &core.ParseError{Path: path, Line: line, Col: maxLine + 1, Err: core.LineTooLongError(maxLine)}
 			break
 		}
-		switch lp.parse(l) {
+		r := lp.parse(l)
+		if r == lineRow {
+			switch {
+			case len(labels) == 0:
+				c.firstLine, c.firstOff, c.firstCol = line, off, lp.qidCol
+			case lp.hasQID != (len(qids) > 0):
+				lp.idx, lp.val = lp.idx[:ptr[len(ptr)-1]], lp.val[:ptr[len(ptr)-1]]
+				r = lp.qidMismatch(l, len(qids) > 0)
+			}
+		}
+		switch r {
 		case lineRow:
+			if lp.hasQID {
+				qids = append(qids, lp.qid)
+			}
 			labels = append(labels, lp.label)
 			if n := len(lp.idx); n > ptr[len(ptr)-1] {
 				maxIdx = max(maxIdx, lp.idx[n-1])
@@ -289,7 +346,7 @@ func parseChunk(c *chunk, lp *lineParser, path string, maxLine int) {
 		e.Line = line + 1
 		c.err = &e
 	}
-	blk.Labels, blk.Ptr, blk.Idx, blk.Val = labels, ptr, lp.idx, lp.val
+	blk.Labels, blk.Ptr, blk.Idx, blk.Val, blk.Qid = labels, ptr, lp.idx, lp.val, qids
 	if len(blk.Idx) > 0 {
 		blk.Dim = int(maxIdx) + 1
 	}

@@ -8,18 +8,19 @@ import (
 )
 
 func ExampleScanner() {
-	in := "# label [qid:N] index:value ...\n+1 1:0.5 3:2\n\n-1 qid:7 2:1e-3 # note\n"
+	in := "# label [qid:N] index:value ...\r\n+1 qid:3 1:0.5 3:2\r\n\n-1 qid:7 2:1e-3 # note\n"
 	s := libsvm.NewScanner(strings.NewReader(in), "example.txt")
 	for s.Scan() {
 		x := s.Row() // valid until the next Scan
-		fmt.Println(s.Line(), s.Label(), x.Idx, x.Val)
+		qid, _ := s.Qid()
+		fmt.Println(s.Line(), s.Label(), qid, x.Idx, x.Val)
 	}
 	if err := s.Err(); err != nil {
 		fmt.Println(err)
 	}
 	// Output:
-	// 2 1 [1 3] [0.5 2]
-	// 4 -1 [2] [0.001]
+	// 2 1 3 [1 3] [0.5 2]
+	// 4 -1 7 [2] [0.001]
 }
 
 func ExampleLoadReader() {

@@ -15,6 +15,9 @@ var (
 	errNoColon  = fmt.Errorf("%w: missing ':' in feature", core.ErrSyntax)
 	errBadValue = fmt.Errorf("%w: bad feature value", core.ErrSyntax)
 	errBadQID   = fmt.Errorf("%w: bad qid", core.ErrSyntax)
+	// A file has qid:N on every row or on none.
+	errQIDMissing = fmt.Errorf("%w: row without qid:N after rows with one (a file has qid on every row or on none)", core.ErrSyntax)
+	errQIDExtra   = fmt.Errorf("%w: row with qid:N after rows without one (a file has qid on every row or on none)", core.ErrSyntax)
 	errNFLabel  = fmt.Errorf("%w label", core.ErrNonFinite)
 	errNFValue  = fmt.Errorf("%w value", core.ErrNonFinite)
 )
@@ -24,9 +27,16 @@ var (
 // val.
 type lineParser struct {
 	maxIndex uint32
+	im       indexMap
 	idx      []uint32
 	val      []float32
 	label    float32
+	// Set on lineRow: hasQID tells whether the row has qid:N, qid is N,
+	// qidCol the 0-based offset of the qid token or, without one, of the
+	// first token after the label (the line's length if none).
+	hasQID bool
+	qid    int64
+	qidCol int
 
 	// Set when parse returns lineErr.
 	errCol int
@@ -74,9 +84,12 @@ func (p *lineParser) parse(line []byte) int {
 	}
 	p.label = label
 	i = j
+	p.hasQID = false
+	p.qidCol = -1
 
 	idx, val := p.idx, p.val
 	maxIndex := uint64(p.maxIndex)
+	shift := p.im.shift
 	var prev uint64 // indices are >= 1, so 0 means none yet
 	first := true
 	for {
@@ -87,6 +100,9 @@ func (p *lineParser) parse(line []byte) int {
 			break
 		}
 		tok = i
+		if first {
+			p.qidCol = tok
+		}
 
 		// Index: decimal digits, read again by bigIndex past 10.
 		var v uint64
@@ -97,8 +113,9 @@ func (p *lineParser) parse(line []byte) int {
 		}
 		if i == n || line[i] != ':' {
 			if first && bytes.HasPrefix(line[tok:], qidPrefix) {
-				if j, ok := skipQID(line, tok+len(qidPrefix)); ok {
+				if q, j, ok := scanQID(line, tok+len(qidPrefix)); ok {
 					first = false
+					p.hasQID, p.qid = true, q
 					i = j
 					continue
 				}
@@ -114,11 +131,12 @@ func (p *lineParser) parse(line []byte) int {
 			return p.fail(line, tok, errBadIndex)
 		}
 		i++ // ':'
+		v += shift
 		switch {
 		case v == 0:
-			return p.fail(line, tok, core.ErrIndexZero)
+			return p.fail(line, tok, p.im.zeroErr)
 		case v > maxIndex:
-			return p.fail(line, tok, core.IndexRangeError(p.maxIndex))
+			return p.fail(line, tok, p.im.rangeError(p.maxIndex, v))
 		case v == prev:
 			return p.fail(line, tok, core.ErrDuplicate)
 		case v < prev:
@@ -137,33 +155,68 @@ func (p *lineParser) parse(line []byte) int {
 		idx = append(idx, uint32(v))
 		val = append(val, f)
 	}
+	if p.qidCol < 0 {
+		p.qidCol = n
+	}
 	p.idx, p.val = idx, val
 	return lineRow
 }
 
 // bigIndex returns the value of a run of more than 10 digits, leading zeros
-// aside, or MaxUint64 if it is out of range anyway.
+// aside, or outOfRange if it is out of range anyway.
 func bigIndex(digits []byte) uint64 {
 	for len(digits) > 1 && digits[0] == '0' {
 		digits = digits[1:]
 	}
 	if len(digits) > 10 {
-		return math.MaxUint64
+		return outOfRange
 	}
 	_, v, _ := scanDigits(digits, 0, 0, 0)
 	return v
 }
 
+// outOfRange stands for an index of more than 10 digits: above every
+// maximum, even after the shift of 0-based indices, and far from overflow.
+const outOfRange = 1 << 40
+
 var qidPrefix = []byte("qid:")
 
-// skipQID checks the digits of "qid:N" starting at b[i] and returns the
-// index past them.
-func skipQID(b []byte, i int) (int, bool) {
-	start := i
-	for i < len(b) && b[i]-'0' <= 9 {
+// scanQID parses N of "qid:N" starting at b[i]: an optional sign and
+// decimal digits, within int64, ending at a separator, '#' or the end of
+// the line. It returns N and the index past it.
+func scanQID(b []byte, i int) (int64, int, bool) {
+	neg := false
+	if i < len(b) && (b[i] == '-' || b[i] == '+') {
+		neg = b[i] == '-'
 		i++
 	}
-	return i, i > start && (i == len(b) || isEnd[b[i]])
+	start := i
+	var v uint64
+	for i < len(b) && b[i]-'0' <= 9 {
+		d := uint64(b[i] - '0')
+		if v > (math.MaxInt64-d)/10 {
+			return 0, i, false
+		}
+		v = v*10 + d
+		i++
+	}
+	if i == start || (i < len(b) && !isEnd[b[i]]) {
+		return 0, i, false
+	}
+	if neg {
+		return -int64(v), i, true
+	}
+	return int64(v), i, true
+}
+
+// qidMismatch fails the row just parsed, whose query id presence
+// disagrees with the rows before it (which had one if had).
+func (p *lineParser) qidMismatch(line []byte, had bool) int {
+	err := errQIDExtra
+	if had {
+		err = errQIDMissing
+	}
+	return p.fail(line, p.qidCol, err)
 }
 
 // fail records an error on the token starting at line[tok].

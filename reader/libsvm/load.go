@@ -23,7 +23,7 @@ func Load(path string, opts ...core.Option) (*sparsevec.CSR, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := LoadReader(rc, path, opts...)
+	m, err := loadReader(rc, path, o, fileIndexMap(path, &o))
 	if cerr := rc.Close(); err == nil && cerr != nil {
 		return nil, cerr
 	}
@@ -35,8 +35,13 @@ func Load(path string, opts ...core.Option) (*sparsevec.CSR, error) {
 // waits for a Read in progress to return before it returns, so that no
 // goroutine is left using r.
 func LoadReader(r io.Reader, path string, opts ...core.Option) (*sparsevec.CSR, error) {
+	o := core.BuildOptions(opts)
+	return loadReader(r, path, o, oneShot(o.ZeroBased))
+}
+
+func loadReader(r io.Reader, path string, o core.Options, im indexMap) (*sparsevec.CSR, error) {
 	size := inputSize(r)
-	p := startPipeline(r, path, core.BuildOptions(opts))
+	p := startPipeline(r, path, o, im)
 	defer p.stop()
 	var (
 		m      *sparsevec.CSR   // size known: the result, sized from the first chunk

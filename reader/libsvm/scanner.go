@@ -38,18 +38,22 @@ type Scanner struct {
 	line int
 	err  error
 	done bool
+	// qids is 0 before the first row, then 1 if it had no qid, 2 if it had.
+	qids int8
 }
 
 // NewScanner returns a Scanner reading LIBSVM text from r. path names the
 // input in error messages only; r is not closed. Use Open to read files,
-// compressed or not. The options WithMaxLineBytes and WithMaxIndex apply.
+// compressed or not. The options WithMaxLineBytes, WithMaxIndex and
+// WithZeroBased apply; r is read in one pass, so ZeroBasedAuto reads it as
+// 1-based (see IsZeroBased).
 func NewScanner(r io.Reader, path string, opts ...core.Option) *Scanner {
 	o := core.BuildOptions(opts)
 	return &Scanner{
 		r:       r,
 		path:    path,
 		maxLine: o.MaxLineBytes,
-		p:       lineParser{maxIndex: o.MaxIndex},
+		p:       lineParser{maxIndex: o.MaxIndex, im: oneShot(o.ZeroBased)},
 		buf:     make([]byte, scanBufBytes),
 	}
 }
@@ -69,7 +73,20 @@ func (s *Scanner) Scan() bool {
 		}
 		s.line++
 		s.p.idx, s.p.val = s.p.idx[:0], s.p.val[:0]
-		switch s.p.parse(line) {
+		r := s.p.parse(line)
+		if r == lineRow {
+			q := int8(1)
+			if s.p.hasQID {
+				q = 2
+			}
+			if s.qids == 0 {
+				s.qids = q
+			}
+			if q != s.qids {
+				r = s.p.qidMismatch(line, s.qids == 2)
+			}
+		}
+		switch r {
 		case lineRow:
 			return true
 		case lineErr:
@@ -83,6 +100,11 @@ func (s *Scanner) Scan() bool {
 
 // Label returns the label of the current row.
 func (s *Scanner) Label() float32 { return s.p.label }
+
+// Qid returns the query id of the current row (its qid:N) and whether it
+// has one. Either every row of the input has one or none does; a row that
+// breaks that rule is an error.
+func (s *Scanner) Qid() (int64, bool) { return s.p.qid, s.p.hasQID }
 
 // Row returns the features of the current row. The vector aliases the
 // Scanner's buffers: it is valid only until the next call to Scan. Copy it,
@@ -109,7 +131,11 @@ func (s *Scanner) ReadBlock(dst *sparsevec.CSR, maxRows int) (n int, err error) 
 		panic("reader: ReadBlock with maxRows < 1")
 	}
 	for n < maxRows && s.Scan() {
-		dst.Append(s.p.label, s.Row())
+		if s.p.hasQID {
+			dst.AppendQid(s.p.label, s.p.qid, s.Row())
+		} else {
+			dst.Append(s.p.label, s.Row())
+		}
 		n++
 	}
 	if n < maxRows {

@@ -60,13 +60,19 @@ func NewStream(path string, blockRows int, opts ...core.Option) (*Stream, error)
 	if err != nil {
 		return nil, err
 	}
-	return newStream(rc, rc, path, blockRows, opts), nil
+	return startStream(rc, rc, path, blockRows, o, fileIndexMap(path, &o)), nil
 }
 
+// newStream is a Stream of r, read in one pass.
 func newStream(r io.Reader, c io.Closer, path string, blockRows int, opts []core.Option) *Stream {
+	o := core.BuildOptions(opts)
+	return startStream(r, c, path, blockRows, o, oneShot(o.ZeroBased))
+}
+
+func startStream(r io.Reader, c io.Closer, path string, blockRows int, o core.Options, im indexMap) *Stream {
 	s := &Stream{
 		rc:        c,
-		p:         startPipeline(r, path, core.BuildOptions(opts)),
+		p:         startPipeline(r, path, o, im),
 		blockRows: blockRows,
 		pool:      make(chan *sparsevec.CSR, core.StreamBlocks),
 		out:       make(chan *sparsevec.CSR, core.StreamBlocks),

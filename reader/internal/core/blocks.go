@@ -82,13 +82,24 @@ func Unhold(held []*sparsevec.CSR, b *sparsevec.CSR) []*sparsevec.CSR {
 	return slices.Delete(held, i, i+1)
 }
 
-// AppendRows appends rows [lo, hi) of src to dst in bulk.
+// AppendRows appends rows [lo, hi) of src to dst in bulk, with their query
+// ids. dst and src either both have query ids or neither does (the
+// readers' blocks of one file); otherwise the rule of sparsevec.CSR holds.
 func AppendRows(dst, src *sparsevec.CSR, lo, hi int) {
 	if lo >= hi {
 		return
 	}
 	if len(dst.Ptr) == 0 {
 		dst.Ptr = append(dst.Ptr, 0)
+	}
+	switch {
+	case len(src.Qid) > 0:
+		if len(dst.Qid) < dst.Rows() {
+			dst.Qid = append(dst.Qid[:0], make([]int64, dst.Rows())...)
+		}
+		dst.Qid = append(dst.Qid, src.Qid[lo:hi]...)
+	case len(dst.Qid) > 0:
+		dst.Qid = append(dst.Qid, make([]int64, hi-lo)...)
 	}
 	a, b := src.Ptr[lo], src.Ptr[hi]
 	shift := len(dst.Idx) - a

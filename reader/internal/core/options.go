@@ -33,6 +33,7 @@ type Options struct {
 	ChunkBytes   int
 	Workers      int
 	Opener       func(path string) (*os.File, error) // nil: os.Open
+	ZeroBased    ZeroBased
 
 	// writers
 	Compression string
@@ -142,3 +143,7 @@ func WithWorkers(n int) Option {
 		o.Workers = n
 	}
 }
+
+// WithZeroBased sets how readers map the feature indices they read to the
+// 1-based indices rows hold (see ZeroBased); the default is ZeroBasedAuto.
+func WithZeroBased(z ZeroBased) Option { return func(o *Options) { o.ZeroBased = z } }

@@ -1,0 +1,240 @@
+package libsvm
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/polyhedral/cpm/reader/internal/core"
+)
+
+// indexMap is how a parser maps the feature indices it reads to the 1-based
+// indices rows hold: it adds shift (0 or 1) to each; zeroErr is the error
+// of an index 0 when shift is 0.
+type indexMap struct {
+	shift   uint64
+	zeroErr error
+}
+
+// errZeroOnePass is the error of an index 0 read with ZeroBasedAuto from
+// input that cannot be scanned ahead.
+var errZeroOnePass = fmt.Errorf("%w; zero-based auto reads input it cannot scan ahead (standard input, a pipe, an io.Reader) as 1-based: read 0-based input with zero-based yes", core.ErrIndexZero)
+
+// oneShot returns the indexMap of the options for input read in one pass
+// (a Scanner, LoadReader, a Stream of a reader, standard input, a pipe):
+// ZeroBasedAuto reads it as 1-based, and an index 0 is an error that says
+// so.
+func oneShot(z core.ZeroBased) indexMap {
+	switch z {
+	case core.ZeroBasedYes:
+		return indexMap{shift: 1}
+	case core.ZeroBasedNo:
+		return indexMap{zeroErr: core.ErrIndexZero}
+	}
+	return indexMap{zeroErr: errZeroOnePass}
+}
+
+// rangeError is the error of index v (after the shift) above maxIndex.
+func (m indexMap) rangeError(maxIndex uint32, v uint64) error {
+	if m.shift == 0 || v >= outOfRange {
+		return core.IndexRangeError(maxIndex)
+	}
+	return fmt.Errorf("%w (0-based index %d, read as %d)", core.IndexRangeError(maxIndex), v-1, v)
+}
+
+// fileIndexMap returns the indexMap for reading the file at path with o:
+// for ZeroBasedAuto, a regular file (compressed or not) is 0-based if it
+// holds a feature index 0 (see IsZeroBased); standard input and files that
+// are not regular are read in one pass (oneShot).
+func fileIndexMap(path string, o *core.Options) indexMap {
+	if o.ZeroBased != core.ZeroBasedAuto {
+		return oneShot(o.ZeroBased)
+	}
+	zero, scanned, _ := scanZeroBased(path, o)
+	switch {
+	case zero:
+		return indexMap{shift: 1}
+	case scanned:
+		return indexMap{zeroErr: core.ErrIndexZero}
+	}
+	return oneShot(core.ZeroBasedAuto)
+}
+
+// IsZeroBased reports whether Load and NewStream, given opts, read the
+// LIBSVM file at path as 0-based, adding 1 to every feature index:
+// always with ZeroBasedYes, never with ZeroBasedNo, and with
+// ZeroBasedAuto (the default) when path is a regular file, compressed or
+// not, that holds a feature index 0. Standard input ("-") and files that
+// are not regular (pipes, FIFOs) cannot be scanned ahead, so auto reads
+// them as 1-based and an index 0 in them is an error.
+//
+// Auto's scan reads the whole file once before the rows are read, looking
+// for a separator followed by "0:" (or "00:", ...) outside a comment; it
+// stops at the first. Its result is remembered for the process, keyed by
+// the file's identity (device and inode, size, modification time), so that
+// every later pass over an unchanged file (a Stream per training epoch)
+// reuses it without scanning again. A file that cannot be opened is an
+// error; one that fails to read or decompress part way is judged by the
+// bytes read before the failure, and the read of its rows reports the
+// failure.
+func IsZeroBased(path string, opts ...core.Option) (bool, error) {
+	o := core.BuildOptions(opts)
+	switch o.ZeroBased {
+	case core.ZeroBasedYes:
+		return true, nil
+	case core.ZeroBasedNo:
+		return false, nil
+	}
+	zero, _, err := scanZeroBased(path, &o)
+	return zero, err
+}
+
+// scanZeroBased scans the file at path for a feature index 0 and reports
+// whether it found one, and whether the file could be scanned at all (a
+// regular file that opened).
+func scanZeroBased(path string, o *core.Options) (zero, scanned bool, err error) {
+	if path == "-" {
+		return false, false, nil
+	}
+	f, err := o.OpenFile(path)
+	if err != nil {
+		return false, false, err
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return false, false, err
+	}
+	if zero, ok := zeroMemo.get(path, st); ok {
+		f.Close()
+		return zero, true, nil
+	}
+	fo := *o
+	fo.Opener = func(string) (*os.File, error) { return f, nil }
+	rc, err := core.OpenText(path, &fo) // closes f on error
+	if err != nil {
+		return false, true, nil // the read of the rows reports it
+	}
+	zero, complete := hasIndexZero(o.Ctx, rc, o.MaxLineBytes)
+	rc.Close()
+	if complete {
+		zeroMemo.put(path, st, zero)
+	}
+	return zero, true, nil
+}
+
+// zeroMemo remembers IsZeroBased's scans.
+var zeroMemo = zeroCache{m: map[zeroKey]zeroEntry{}}
+
+// maxZeroMemo bounds the scans remembered; the memo is emptied when full.
+const maxZeroMemo = 4096
+
+type zeroKey struct {
+	path        string
+	size, mtime int64
+}
+
+type zeroEntry struct {
+	fi   os.FileInfo // compared with os.SameFile: the same device and inode
+	zero bool
+}
+
+type zeroCache struct {
+	mu sync.Mutex
+	m  map[zeroKey]zeroEntry
+}
+
+func (c *zeroCache) get(path string, st os.FileInfo) (zero, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[zeroKey{path, st.Size(), st.ModTime().UnixNano()}]
+	if !ok || !os.SameFile(e.fi, st) {
+		return false, false
+	}
+	return e.zero, true
+}
+
+func (c *zeroCache) put(path string, st os.FileInfo, zero bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= maxZeroMemo {
+		clear(c.m)
+	}
+	c.m[zeroKey{path, st.Size(), st.ModTime().UnixNano()}] = zeroEntry{st, zero}
+}
+
+// zeroScanBytes is the buffer of hasIndexZero; it grows only for a line
+// longer than that, up to maxLine+1 bytes.
+const zeroScanBytes = 1 << 20
+
+// hasIndexZero reads r to its end, or to the first feature index 0, and
+// reports whether it found one, and whether the answer covers the whole
+// input: it does not when a read fails, ctx (nil: none) is cancelled, or a
+// line is longer than maxLine (the read of the rows reports each). It
+// reads whole lines into its buffer, so that every match is seen with the
+// start of its line.
+func hasIndexZero(ctx context.Context, r io.Reader, maxLine int) (zero, complete bool) {
+	buf := make([]byte, zeroScanBytes)
+	n := 0
+	for {
+		if ctx != nil && ctx.Err() != nil {
+			return false, false
+		}
+		m, err := io.ReadFull(r, buf[n:])
+		n += m
+		end := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !end {
+			return lineZero(buf[:bytes.LastIndexByte(buf[:n], '\n')+1]), false
+		}
+		k := n
+		if !end {
+			k = bytes.LastIndexByte(buf[:n], '\n') + 1
+		}
+		if lineZero(buf[:k]) {
+			return true, true
+		}
+		if end {
+			return false, true
+		}
+		if k == 0 {
+			// One line fills buf.
+			if n > maxLine {
+				return false, false
+			}
+			nb := make([]byte, growLine(len(buf), maxLine))
+			copy(nb, buf[:n])
+			buf = nb
+			continue
+		}
+		n = copy(buf, buf[k:n])
+	}
+}
+
+var zeroColon = []byte("0:")
+
+// lineZero reports whether the whole lines of b hold a feature index 0: a
+// run of '0' digits followed by ':', preceded by a separator (so not "10:"
+// or "qid:0") and with no '#' before it on its line (so not in a comment).
+func lineZero(b []byte) bool {
+	for i := 0; ; {
+		k := bytes.Index(b[i:], zeroColon)
+		if k < 0 {
+			return false
+		}
+		k += i
+		j := k
+		for j > 0 && b[j-1] == '0' {
+			j--
+		}
+		if j > 0 && isSpace[b[j-1]] {
+			start := bytes.LastIndexByte(b[:j], '\n') + 1
+			if bytes.IndexByte(b[start:j], '#') < 0 {
+				return true
+			}
+		}
+		i = k + 2
+	}
+}
