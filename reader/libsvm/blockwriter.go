@@ -24,7 +24,13 @@ func (w *blockWriter) Write(b *sparsevec.CSR) error {
 		return err
 	}
 	for r := range b.Rows() {
-		if err := w.w.Write(b.Labels[r], b.Row(r)); err != nil {
+		var err error
+		if b.HasQid() {
+			err = w.w.WriteQid(b.Labels[r], b.Qid[r], b.Row(r))
+		} else {
+			err = w.w.Write(b.Labels[r], b.Row(r))
+		}
+		if err != nil {
 			return fmt.Errorf("%s: %w", w.path, err)
 		}
 	}

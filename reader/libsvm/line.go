@@ -18,8 +18,8 @@ var (
 	// A file has qid:N on every row or on none.
 	errQIDMissing = fmt.Errorf("%w: row without qid:N after rows with one (a file has qid on every row or on none)", core.ErrSyntax)
 	errQIDExtra   = fmt.Errorf("%w: row with qid:N after rows without one (a file has qid on every row or on none)", core.ErrSyntax)
-	errNFLabel  = fmt.Errorf("%w label", core.ErrNonFinite)
-	errNFValue  = fmt.Errorf("%w value", core.ErrNonFinite)
+	errNFLabel    = fmt.Errorf("%w label", core.ErrNonFinite)
+	errNFValue    = fmt.Errorf("%w value", core.ErrNonFinite)
 )
 
 // lineParser parses one LIBSVM line at a time, appending features to idx and

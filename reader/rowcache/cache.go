@@ -21,9 +21,12 @@ import (
 )
 
 const (
-	cacheVersion   = 1
+	cacheVersion   = 2
 	cacheHeadBytes = 64 << 10 // bytes of the source hashed into the header
 	maxCacheDict   = 256
+	// qidFlag, in a block header's dictionary length field, says that the
+	// payload ends with the rows' query ids.
+	qidFlag = 1 << 31
 	// maxCacheBlockRows bounds the rows and nonzeros a block header may
 	// claim, so a corrupt header cannot make the reader allocate without
 	// limit: 1<<24 rows and 1<<28 nonzeros (1 GiB of indices).
@@ -85,15 +88,17 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// sourceID identifies the version of a source file a cache was built from.
+// sourceID identifies the version of a source file a cache was built from,
+// and the options that shaped its rows.
 type sourceID struct {
 	size, mtime int64
 	head        uint64
 	maxIndex    uint32
+	zeroBased   core.ZeroBased
 }
 
-// identify reads the identity of the file at path.
-func identify(path string, maxIndex uint32) (sourceID, error) {
+// identify reads the identity of the file at path, read with o.
+func identify(path string, o core.Options) (sourceID, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return sourceID{}, err
@@ -108,7 +113,7 @@ func identify(path string, maxIndex uint32) (sourceID, error) {
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return sourceID{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return sourceID{size: st.Size(), mtime: st.ModTime().UnixNano(), head: crc64.Checksum(buf[:n], ecma64), maxIndex: maxIndex}, nil
+	return sourceID{size: st.Size(), mtime: st.ModTime().UnixNano(), head: crc64.Checksum(buf[:n], ecma64), maxIndex: o.MaxIndex, zeroBased: o.ZeroBased}, nil
 }
 
 func (id sourceID) appendHeader(b []byte, source string) []byte {
@@ -120,6 +125,7 @@ func (id sourceID) appendHeader(b []byte, source string) []byte {
 	b = binary.LittleEndian.AppendUint64(b, id.head)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(source)))
 	b = append(b, source...)
+	b = append(b, byte(id.zeroBased))
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
@@ -134,6 +140,9 @@ func readCacheHeader(r io.Reader, path string) (sourceID, string, int64, error) 
 	}
 	le := binary.LittleEndian
 	if v := le.Uint32(fixed[8:]); v != cacheVersion {
+		if v < cacheVersion {
+			return sourceID{}, "", 8, &Error{path, 8, fmt.Errorf("%w: %w: cache version %d, written by an earlier build; this build reads %d (rebuild the cache)", ErrStale, core.ErrCorrupt, v, cacheVersion)}
+		}
 		return sourceID{}, "", 8, &Error{path, 8, fmt.Errorf("%w: cache version %d, this build reads %d", core.ErrCorrupt, v, cacheVersion)}
 	}
 	id := sourceID{maxIndex: le.Uint32(fixed[12:]), size: int64(le.Uint64(fixed[16:])), mtime: int64(le.Uint64(fixed[24:])), head: le.Uint64(fixed[32:])}
@@ -141,13 +150,17 @@ func readCacheHeader(r io.Reader, path string) (sourceID, string, int64, error) 
 	if n > 1<<16 {
 		return sourceID{}, "", 40, &Error{path, 40, fmt.Errorf("%w: source path of %d bytes", core.ErrCorrupt, n)}
 	}
-	rest := make([]byte, n+4)
+	rest := make([]byte, n+1+4)
 	if _, err := io.ReadFull(r, rest); err != nil {
 		return sourceID{}, "", 44, &Error{path, 44, fmt.Errorf("%w: header: %w", core.ErrCorrupt, noEOF(err))}
 	}
-	h := crc32.Update(crc32.Checksum(fixed, castagnoli), castagnoli, rest[:n])
-	if h != le.Uint32(rest[n:]) {
-		return sourceID{}, "", 44 + int64(n), &Error{path, 44 + int64(n), fmt.Errorf("%w: header checksum mismatch", core.ErrCorrupt)}
+	h := crc32.Update(crc32.Checksum(fixed, castagnoli), castagnoli, rest[:n+1])
+	if h != le.Uint32(rest[n+1:]) {
+		return sourceID{}, "", 45 + int64(n), &Error{path, 45 + int64(n), fmt.Errorf("%w: header checksum mismatch", core.ErrCorrupt)}
+	}
+	id.zeroBased = core.ZeroBased(rest[n])
+	if id.zeroBased.String() == "auto" && id.zeroBased != core.ZeroBasedAuto {
+		return sourceID{}, "", 44 + int64(n), &Error{path, 44 + int64(n), fmt.Errorf("%w: zero-based mode %d", core.ErrCorrupt, rest[n])}
 	}
 	return id, string(rest[:n]), int64(len(fixed)) + int64(len(rest)), nil
 }
@@ -163,9 +176,11 @@ func noEOF(err error) error {
 
 // Check reports whether the cache file at cachePath was built from the
 // source file as it is now: same size, modification time and first 64 KiB,
-// and the same WithMaxIndex. It returns nil for a usable cache, an error
-// wrapping ErrStale that says what changed, an error wrapping
-// os.ErrNotExist when there is no cache, or a *Error for a damaged one.
+// and the same WithMaxIndex and WithZeroBased. It returns nil for a usable
+// cache, an error wrapping ErrStale that says what changed (a cache of an
+// earlier version of the format is stale too: a *Error wrapping ErrStale
+// and ErrCorrupt), an error wrapping os.ErrNotExist when there is no
+// cache, or a *Error for a damaged one.
 // Only the header is read: block checksums are verified as the cache is
 // read.
 func Check(cachePath, source string, opts ...core.Option) error {
@@ -178,7 +193,7 @@ func Check(cachePath, source string, opts ...core.Option) error {
 	if err != nil {
 		return err
 	}
-	want, err := identify(source, core.BuildOptions(opts).MaxIndex)
+	want, err := identify(source, core.BuildOptions(opts))
 	if err != nil {
 		return err
 	}
@@ -193,6 +208,8 @@ func Check(cachePath, source string, opts ...core.Option) error {
 		return fmt.Errorf("%s: %w: the first 64 KiB of %s differ from the cached source", cachePath, ErrStale, source)
 	case got.maxIndex != want.maxIndex:
 		return fmt.Errorf("%s: %w: built with max index %d, asked for %d", cachePath, ErrStale, got.maxIndex, want.maxIndex)
+	case got.zeroBased != want.zeroBased:
+		return fmt.Errorf("%s: %w: built with zero-based %s, asked for %s", cachePath, ErrStale, got.zeroBased, want.zeroBased)
 	}
 	return nil
 }
@@ -216,19 +233,20 @@ type Writer struct {
 // records no identity (rows from standard input, or from several files):
 // Check never matches such a cache to a source, while Open and
 // OpenBlocks read it as any other. The rows must have been read with the
-// given options (WithMaxIndex matters). The cache is written by the rules
+// given options (WithMaxIndex and WithZeroBased matter). The cache is written by the rules
 // of OutputFile; an existing file at path that is the source itself or not
 // a cache (Replaceable) is refused with an error wrapping
 // atomicfile.ErrRefused. Nothing appears at path until Close
 // succeeds.
 func Create(path, source string, opts ...core.Option) (*Writer, error) {
-	id := sourceID{maxIndex: core.BuildOptions(opts).MaxIndex}
+	o := core.BuildOptions(opts)
+	id := sourceID{maxIndex: o.MaxIndex, zeroBased: o.ZeroBased}
 	if source == "-" {
 		source = ""
 	}
 	if source != "" {
 		var err error
-		if id, err = identify(source, id.maxIndex); err != nil {
+		if id, err = identify(source, o); err != nil {
 			return nil, err
 		}
 	}
@@ -310,13 +328,22 @@ func (c *Writer) Write(b *sparsevec.CSR) error {
 			p = binary.LittleEndian.AppendUint32(p, math.Float32bits(v))
 		}
 	}
+	dictField := uint32(len(dict))
+	if b.HasQid() {
+		dictField |= qidFlag
+		var prev int64
+		for _, q := range b.Qid[:rows] {
+			p = binary.AppendVarint(p, q-prev)
+			prev = q
+		}
+	}
 	c.buf = p
 	var h [24]byte
 	le := binary.LittleEndian
 	le.PutUint32(h[0:], uint32(rows))
 	le.PutUint32(h[4:], uint32(b.NNZ()))
 	le.PutUint32(h[8:], maxIdx)
-	le.PutUint32(h[12:], uint32(len(dict)))
+	le.PutUint32(h[12:], dictField)
 	le.PutUint32(h[16:], uint32(len(p)))
 	le.PutUint32(h[20:], crc32.Update(crc32.Checksum(h[:20], castagnoli), castagnoli, p))
 	if _, err := c.w.Write(h[:]); err != nil {
@@ -574,7 +601,9 @@ func (r *cacheReader) produce() {
 			return
 		}
 		bnnz, maxIdx, dictLen, plen := le.Uint32(h[4:]), le.Uint32(h[8:]), le.Uint32(h[12:]), le.Uint32(h[16:])
-		if n > maxCacheBlockRows || bnnz > maxCacheBlockNNZ || dictLen > maxCacheDict || uint64(plen) > 9*uint64(n)+9*uint64(bnnz)+4*maxCacheDict {
+		hasQid := dictLen&qidFlag != 0
+		dictLen &^= qidFlag
+		if n > maxCacheBlockRows || bnnz > maxCacheBlockNNZ || dictLen > maxCacheDict || uint64(plen) > 19*uint64(n)+9*uint64(bnnz)+4*maxCacheDict {
 			fail(off, "block header claims %d rows, %d nonzeros, %d dictionary values, %d bytes", n, bnnz, dictLen, plen)
 			return
 		}
@@ -609,7 +638,7 @@ func (r *cacheReader) produce() {
 			r.finalErr = r.ctxErr()
 			return
 		}
-		if msg := decodeCacheBlock(blk, payload, int(n), int(bnnz), maxIdx, int(dictLen)); msg != "" {
+		if msg := decodeCacheBlock(blk, payload, int(n), int(bnnz), maxIdx, int(dictLen), hasQid); msg != "" {
 			fail(off, "%s", msg)
 			return
 		}
@@ -648,8 +677,9 @@ func (r *cacheReader) indexRange(blk *sparsevec.CSR, rows int64) error {
 
 // decodeCacheBlock decodes a checked payload into blk and returns "" or
 // what is wrong with it. maxIdx must be the largest index of the block's
-// rows (0 if it has none), as Writer writes it.
-func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32, dictLen int) string {
+// rows (0 if it has none), as Writer writes it; hasQid says that the
+// payload ends with the rows' query ids.
+func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32, dictLen int, hasQid bool) string {
 	le := binary.LittleEndian
 	// Every row takes at least 5 bytes (label, length) and every nonzero 2
 	// (gap, value code): check before allocating for what the header claims.
@@ -712,6 +742,18 @@ func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32
 	if top != uint64(maxIdx) {
 		return fmt.Sprintf("block header claims largest index %d, its rows' largest is %d", maxIdx, top)
 	}
+	blk.Qid = blk.Qid[:0]
+	if hasQid {
+		end := i + 4*nnz
+		if dictLen > 0 {
+			end = i + 4*dictLen + nnz
+		}
+		q, msg := decodeQids(blk.Qid, p, end, rows)
+		if msg != "" {
+			return msg
+		}
+		blk.Qid, p = q, p[:end]
+	}
 	val := blk.Val
 	if dictLen > 0 {
 		if len(p)-i != 4*dictLen+nnz {
@@ -747,6 +789,35 @@ func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32
 		blk.Dim = int(maxIdx) + 1
 	}
 	return ""
+}
+
+// decodeQids decodes p[start:], the rows' query ids at the end of a
+// payload: rows zigzag varints, each the difference from the previous
+// row's query id (the first from 0), which must fill it exactly. It
+// returns dst, resized to rows, holding them.
+func decodeQids(dst []int64, p []byte, start, rows int) ([]int64, string) {
+	if start < 0 || start > len(p) || len(p)-start < rows {
+		return dst, "payload too short for its query ids"
+	}
+	dst = grow(dst, rows)
+	var prev int64
+	i := start
+	for r := range rows {
+		if i >= len(p) {
+			return dst, "payload too short for its query ids"
+		}
+		d, k := binary.Varint(p[i:])
+		if k <= 0 {
+			return dst, "bad query id"
+		}
+		i += k
+		prev += d
+		dst[r] = prev
+	}
+	if i != len(p) {
+		return dst, "payload size does not match its query ids"
+	}
+	return dst, ""
 }
 
 // uvarintAt decodes the varint at p[i] (i < len(p)) and returns it with

@@ -44,11 +44,11 @@ func fixCacheCRCs(b []byte) []byte {
 		return b
 	}
 	n := int(le.Uint32(b[40:]))
-	if n > len(b) || 44+n+4 > len(b) {
+	if n > len(b) || 44+n+1+4 > len(b) {
 		return b
 	}
-	le.PutUint32(b[44+n:], crc32.Checksum(b[:44+n], castagnoli))
-	off := 44 + n + 4
+	le.PutUint32(b[45+n:], crc32.Checksum(b[:45+n], castagnoli))
+	off := 44 + n + 1 + 4
 	for off+4 <= len(b) {
 		if le.Uint32(b[off:]) == 0 {
 			if off+32 <= len(b) {
@@ -167,8 +167,13 @@ func fuzzCacheSeeds(t testing.TB) []fuzzSeed {
 	}
 	good := cacheFile(t, []*sparsevec.CSR{small})
 	mixed := cacheRows(30, 9)
+	withQid := &sparsevec.CSR{}
+	for r := range 6 {
+		withQid.AppendQid(float32(r%2), int64(r/2*3-2), sparsevec.Vector{Idx: []uint32{uint32(2 + r)}, Val: []float32{1}})
+	}
 	seeds := []fuzzSeed{
 		{"small", good},
+		{"qid", cacheFile(t, []*sparsevec.CSR{withQid})},
 		{"mixed-blocks", cacheFile(t, blocksOf(mixed, 7))},
 		{"empty", cacheFile(t, nil)},
 		{"truncated", good[:len(good)/2]},
@@ -178,7 +183,7 @@ func fuzzCacheSeeds(t testing.TB) []fuzzSeed {
 	flipped[len(flipped)/2] ^= 0x10
 	seeds = append(seeds, fuzzSeed{"flipped", flipped})
 	le := binary.LittleEndian
-	h := 44 + int(le.Uint32(good[40:])) + 4
+	h := 44 + int(le.Uint32(good[40:])) + 1 + 4
 	lie := func(name string, at int, v uint32) {
 		d := bytes.Clone(good)
 		le.PutUint32(d[h+at:], v)

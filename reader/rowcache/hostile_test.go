@@ -20,7 +20,7 @@ import (
 func cacheBlockHeader(t *testing.T, data []byte) int {
 	t.Helper()
 	n := int(binary.LittleEndian.Uint32(data[40:]))
-	return 44 + n + 4
+	return 44 + n + 1 + 4
 }
 
 // A cache's rows obey WithMaxIndex like every other format's, whatever

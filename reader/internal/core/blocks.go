@@ -212,6 +212,9 @@ func CheckBlock(path string, row int64, b *sparsevec.CSR) error {
 		return fmt.Errorf("%s: malformed CSR block: %d rows, %d row pointers, %d indices, %d values",
 			path, n, len(b.Ptr), len(b.Idx), len(b.Val))
 	}
+	if len(b.Qid) != 0 && len(b.Qid) != n {
+		return fmt.Errorf("%s: malformed CSR block: %d rows, %d query ids", path, n, len(b.Qid))
+	}
 	for r := range n {
 		if b.Ptr[r] > b.Ptr[r+1] {
 			return fmt.Errorf("%s: malformed CSR block: row pointers decrease at row %d", path, row+int64(r)+1)
