@@ -43,7 +43,8 @@ func memBytes(rows, nnz int64) int64 { return 16*rows + 8*nnz }
 //
 //	uvarint nnz, label float32 bits (4 bytes little-endian),
 //	nnz × uvarint index delta (from 0, then from the previous index),
-//	nnz × value float32 bits (4 bytes little-endian)
+//	nnz × value float32 bits (4 bytes little-endian),
+//	[varint query id, when the input's rows have them]
 //
 // which reads back bit for bit without parsing text.
 
@@ -54,6 +55,7 @@ type bucket struct {
 	w         *bufio.Writer
 	buf       []byte
 	rows, nnz int64
+	qid       bool // rows carry a query id
 }
 
 // newBucket creates a hidden bucket file in dir named after the prefix.
@@ -65,8 +67,8 @@ func newBucket(dir, prefix string, bufSize int) (*bucket, error) {
 	return &bucket{path: f.Name(), f: f, w: bufio.NewWriterSize(f, bufSize)}, nil
 }
 
-// add appends one row.
-func (b *bucket) add(label float32, x sparsevec.Vector) error {
+// add appends one row; qid is written when b.qid is set.
+func (b *bucket) add(label float32, qid int64, x sparsevec.Vector) error {
 	buf := b.buf[:0]
 	buf = binary.AppendUvarint(buf, uint64(len(x.Idx)))
 	buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(label))
@@ -77,6 +79,9 @@ func (b *bucket) add(label float32, x sparsevec.Vector) error {
 	}
 	for _, v := range x.Val[:len(x.Idx)] {
 		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+	}
+	if b.qid {
+		buf = binary.AppendVarint(buf, qid)
 	}
 	b.buf = buf
 	b.rows++
@@ -118,14 +123,16 @@ type bucketReader struct {
 	path string
 	r    *bufio.Reader
 	word [4]byte
+	qid  bool
 }
 
 func (b *bucket) reader(bufSize int) *bucketReader {
-	return &bucketReader{path: b.path, r: bufio.NewReaderSize(b.f, bufSize)}
+	return &bucketReader{path: b.path, r: bufio.NewReaderSize(b.f, bufSize), qid: b.qid}
 }
 
-// next appends the next row to dst (Labels, Idx, Val, Ptr and Dim), which
-// must have Ptr[0] set. It returns io.EOF at a clean end of the file.
+// next appends the next row to dst (Labels, Idx, Val, Ptr, Dim and, for
+// rows with query ids, Qid), which must have Ptr[0] set. It returns io.EOF
+// at a clean end of the file.
 func (br *bucketReader) next(dst *sparsevec.CSR) error {
 	n, err := binary.ReadUvarint(br.r)
 	if err == io.EOF {
@@ -159,6 +166,13 @@ func (br *bucketReader) next(dst *sparsevec.CSR) error {
 			return err
 		}
 		dst.Val = append(dst.Val, v)
+	}
+	if br.qid {
+		q, err := binary.ReadVarint(br.r)
+		if err != nil {
+			return br.corrupt(err)
+		}
+		dst.Qid = append(dst.Qid, q)
 	}
 	dst.Labels = append(dst.Labels, label)
 	dst.Ptr = append(dst.Ptr, len(dst.Idx))

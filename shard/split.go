@@ -77,6 +77,21 @@ type splitter struct {
 	phaseRows int64
 	nextTick  int64
 	phaseT0   time.Time
+
+	// qids is 0 before the first row, then 1 if the input's rows have no
+	// query ids, 2 if they have; the buckets and shards carry them.
+	qids int8
+}
+
+// hasQid reports whether the input's rows carry query ids.
+func (s *splitter) hasQid() bool { return s.qids == 2 }
+
+// qidAt returns the query id of row r of m, or 0 if it has none.
+func qidAt(m *sparsevec.CSR, r int) int64 {
+	if m.HasQid() {
+		return m.Qid[r]
+	}
+	return 0
 }
 
 func split(ctx context.Context, in, outDir string, cfg Config, h hooks) (_ *Manifest, err error) {
@@ -286,6 +301,10 @@ func (s *splitter) scatter(in string) error {
 		if err != nil {
 			return inputErr(in, err)
 		}
+		if err := s.noteQid(in, blk, ord); err != nil {
+			br.Release(blk)
+			return err
+		}
 		for r := range blk.Rows() {
 			label, x := blk.Labels[r], blk.Row(r)
 			if err := checkRow(label, x); err != nil {
@@ -298,7 +317,7 @@ func (s *splitter) scatter(in string) error {
 			} else {
 				k = int(ord / run % uint64(n))
 			}
-			if err := s.buckets[k].add(label, x); err != nil {
+			if err := s.buckets[k].add(label, qidAt(blk, r), x); err != nil {
 				br.Release(blk)
 				return err
 			}
@@ -319,9 +338,33 @@ func (s *splitter) scatter(in string) error {
 	return nil
 }
 
+// noteQid records, from the first block with rows, whether the input's
+// rows carry query ids, and refuses a later block that disagrees (rows
+// follows the rows before blk).
+func (s *splitter) noteQid(in string, blk *sparsevec.CSR, rows uint64) error {
+	if blk.Rows() == 0 {
+		return nil
+	}
+	q := int8(1)
+	if blk.HasQid() {
+		q = 2
+	}
+	if s.qids == 0 {
+		s.qids = q
+		for _, b := range s.buckets {
+			b.qid = q == 2
+		}
+	}
+	if q != s.qids {
+		return fmt.Errorf("shard: %s: row %d: %w", in, rows+1, libsvm.ErrMixedQID)
+	}
+	return nil
+}
+
 // sink is the file a shard's rows go to.
 type sink interface {
-	add(label float32, x sparsevec.Vector) error
+	// add writes a row; qid is its query id when the input has them.
+	add(label float32, qid int64, x sparsevec.Vector) error
 	// close puts the file in place and returns its size.
 	close() (int64, error)
 	// abort discards the file; a no-op after close.
@@ -333,9 +376,15 @@ type sink interface {
 type textSink struct {
 	out *reader.OutputFile
 	w   *libsvm.Writer
+	qid bool
 }
 
-func (t *textSink) add(label float32, x sparsevec.Vector) error { return t.w.Write(label, x) }
+func (t *textSink) add(label float32, qid int64, x sparsevec.Vector) error {
+	if t.qid {
+		return t.w.WriteQid(label, qid, x)
+	}
+	return t.w.Write(label, x)
+}
 
 func (t *textSink) close() (int64, error) {
 	if err := t.w.Flush(); err != nil {
@@ -356,10 +405,15 @@ type blockSink struct {
 	w    reader.BlockWriter
 	blk  sparsevec.CSR
 	n    int
+	qid  bool
 }
 
-func (b *blockSink) add(label float32, x sparsevec.Vector) error {
-	b.blk.Append(label, x)
+func (b *blockSink) add(label float32, qid int64, x sparsevec.Vector) error {
+	if b.qid {
+		b.blk.AppendQid(label, qid, x)
+	} else {
+		b.blk.Append(label, x)
+	}
 	if b.blk.Rows() < b.n {
 		return nil
 	}
@@ -399,13 +453,13 @@ func (s *splitter) createSink(path string) (sink, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &textSink{out: out, w: libsvm.NewWriter(out)}, nil
+		return &textSink{out: out, w: libsvm.NewWriter(out), qid: s.hasQid()}, nil
 	}
 	w, err := reader.CreateBlocks(path, reader.WithBatchRows(s.cfg.BlockRows))
 	if err != nil {
 		return nil, err
 	}
-	return &blockSink{path: path, w: w, n: s.cfg.BlockRows}, nil
+	return &blockSink{path: path, w: w, n: s.cfg.BlockRows, qid: s.hasQid()}, nil
 }
 
 // pathErr names path in err unless err names it already.
@@ -425,8 +479,8 @@ type shardWriter struct {
 	rows, nnz int64
 }
 
-func (sw *shardWriter) write(label float32, x sparsevec.Vector) error {
-	if err := sw.out.add(label, x); err != nil {
+func (sw *shardWriter) write(label float32, qid int64, x sparsevec.Vector) error {
+	if err := sw.out.add(label, qid, x); err != nil {
 		return pathErr(sw.path, err)
 	}
 	sw.rows++
@@ -481,7 +535,7 @@ func copyBucket(sw *shardWriter, b *bucket) error {
 		if err != nil {
 			return err
 		}
-		if err := sw.write(row.Labels[0], row.Row(0)); err != nil {
+		if err := sw.write(row.Labels[0], qidAt(row, 0), row.Row(0)); err != nil {
 			return err
 		}
 	}
@@ -535,7 +589,7 @@ func (s *splitter) shuffleBucket(sw *shardWriter, b *bucket, key uint64, depth i
 	}
 	rng.ShuffleMod(rand.NewPCG(s.cfg.Seed, key), perm)
 	for _, r := range perm {
-		if err := sw.write(m.Labels[r], m.Row(int(r))); err != nil {
+		if err := sw.write(m.Labels[r], qidAt(m, int(r)), m.Row(int(r))); err != nil {
 			return err
 		}
 	}
@@ -556,6 +610,7 @@ func (s *splitter) splitBucket(sw *shardWriter, b *bucket, key uint64, depth int
 		if err != nil {
 			return err
 		}
+		sb.qid = b.qid
 		subs[j], s.temps = sb, append(s.temps, sb)
 	}
 	rd := b.reader(1 << 20)
@@ -570,7 +625,7 @@ func (s *splitter) splitBucket(sw *shardWriter, b *bucket, key uint64, depth int
 		if err != nil {
 			return err
 		}
-		if err := subs[bucketOf(hk, ord, k)].add(row.Labels[0], row.Row(0)); err != nil {
+		if err := subs[bucketOf(hk, ord, k)].add(row.Labels[0], qidAt(row, 0), row.Row(0)); err != nil {
 			return err
 		}
 	}
