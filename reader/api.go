@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/polyhedral/cpm/reader/internal/core"
+	"github.com/polyhedral/cpm/reader/libsvm"
 )
 
 // The types, errors and options that every format shares are defined in
@@ -161,3 +162,24 @@ func ParseZeroBased(s string) (ZeroBased, error) { return core.ParseZeroBased(s)
 // 1-based indices rows hold; see ZeroBased and, for LIBSVM text, the
 // documentation of package libsvm.
 func WithZeroBased(z ZeroBased) Option { return core.WithZeroBased(z) }
+
+// WithZeroBasedNotice makes readers call notice with the path of each file
+// that ZeroBasedAuto reads as 0-based, before its rows are handed out (once
+// per reader of the file).
+func WithZeroBasedNotice(notice func(path string)) Option { return core.WithZeroBasedNotice(notice) }
+
+// IsZeroBased reports whether the readers, given opts, read the file at
+// path as 0-based, adding 1 to every feature index. For LIBSVM text see
+// libsvm.IsZeroBased (auto scans a regular file for an index 0); for the
+// other formats it reports whether WithZeroBased is ZeroBasedYes.
+func IsZeroBased(path string, opts ...Option) (bool, error) {
+	o := core.BuildOptions(opts)
+	f, err := detectFormat(path, &o)
+	if err != nil {
+		return false, err
+	}
+	if f == LIBSVM {
+		return libsvm.IsZeroBased(path, opts...)
+	}
+	return o.ZeroBased == ZeroBasedYes, nil
+}

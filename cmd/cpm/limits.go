@@ -33,10 +33,12 @@ const (
 	maxLineBytesFlag = 1 << 30
 )
 
-// inputLimits holds the --max-features and --max-line-bytes flags.
+// inputLimits holds the --max-features, --max-line-bytes and --zero-based
+// flags.
 type inputLimits struct {
 	features  countFlag
 	lineBytes countFlag
+	zero      *zeroBasedFlag
 }
 
 // addLimitFlags registers --max-features and --max-line-bytes on fs with
@@ -49,22 +51,24 @@ func addLimitFlags(fs *flag.FlagSet) *inputLimits {
 	}
 	fs.Var(&l.features, "max-features", "accept feature indices up to `N`-1 (N is the largest index + 1, the feature count of 1-based data); a larger index is an error, so that a bad row cannot blow up the weights")
 	fs.Var(&l.lineBytes, "max-line-bytes", "accept LIBSVM text lines up to `bytes` long (suffixes KiB, MiB, GiB; at most 1GiB); a longer line is an error, so that memory stays bounded")
+	l.zero = addZeroBasedFlag(fs)
 	return l
 }
 
 // opts returns the reader options of the limits, with readers that stop
 // when ctx is cancelled.
 func (l *inputLimits) opts(ctx context.Context) []reader.Option {
-	return []reader.Option{
+	return append([]reader.Option{
 		reader.WithMaxIndex(uint32(l.features.v - 1)),
 		reader.WithMaxLineBytes(int(l.lineBytes.v)),
 		reader.WithContext(ctx),
-	}
+	}, l.zero.opts()...)
 }
 
 // annotate appends to *err, when it is an input error that a limit caused,
 // the flag that raises the limit. Use it deferred, on a named result.
 func (l *inputLimits) annotate(err *error) {
+	l.zero.annotate(err)
 	switch {
 	case *err == nil:
 	case errors.Is(*err, reader.ErrIndexRange):

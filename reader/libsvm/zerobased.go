@@ -56,6 +56,9 @@ func fileIndexMap(path string, o *core.Options) indexMap {
 	zero, scanned, _ := scanZeroBased(path, o)
 	switch {
 	case zero:
+		if o.ZeroBasedNotice != nil {
+			o.ZeroBasedNotice(path)
+		}
 		return indexMap{shift: 1}
 	case scanned:
 		return indexMap{zeroErr: core.ErrIndexZero}

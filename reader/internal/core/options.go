@@ -41,6 +41,9 @@ type Options struct {
 	ZstdLevel   ZstdLevel
 	File        []atomicfile.Option // rules for the destination (rowcache.Create)
 	Err         error               // an invalid option's, reported by the writer
+
+	// reports
+	ZeroBasedNotice func(path string) // nil: none
 }
 
 // OpenFile opens the input file at path, with the WithOpener function if
@@ -147,3 +150,10 @@ func WithWorkers(n int) Option {
 // WithZeroBased sets how readers map the feature indices they read to the
 // 1-based indices rows hold (see ZeroBased); the default is ZeroBasedAuto.
 func WithZeroBased(z ZeroBased) Option { return func(o *Options) { o.ZeroBased = z } }
+
+// WithZeroBasedNotice makes readers call notice with the path of each file
+// that ZeroBasedAuto reads as 0-based, before its rows are handed out; a
+// reader that opens the file again (a pass of each epoch) calls it again.
+func WithZeroBasedNotice(notice func(path string)) Option {
+	return func(o *Options) { o.ZeroBasedNotice = notice }
+}
