@@ -1,0 +1,62 @@
+package shard
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/polyhedral/cpm/reader"
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// Rows with query ids keep them through the buckets (copied, shuffled,
+// and re-scattered past MaxBucketBytes) into LIBSVM text shards.
+func TestSplitKeepsQid(t *testing.T) {
+	dir := t.TempDir()
+	in := &sparsevec.CSR{}
+	const n = 3000
+	for i := range n {
+		// Feature 10+i names the row; its query id is a function of i.
+		in.AppendQid(float32(i%2), int64(i/5)-100, sparsevec.Vector{Idx: []uint32{uint32(1 + i%9), uint32(10 + i)}, Val: []float32{1, 0.5}})
+	}
+	src := filepath.Join(dir, "in.libsvm.zst")
+	w, err := reader.CreateBlocks(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(in); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	budget := memBytes(n, 2*n) / 10
+	for _, cfg := range []Config{
+		{Shards: 3, BlockRows: 40},
+		{Shards: 2, Shuffle: true, Seed: 5},
+		{Shards: 2, Shuffle: true, Seed: 5, MaxBucketBytes: budget, Ext: ".libsvm"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		m, err := Split(context.Background(), src, out, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		for _, p := range shardPaths(out, m) {
+			part := load(t, p)
+			if !part.HasQid() {
+				t.Fatalf("%+v: shard %s has no query ids", cfg, p)
+			}
+			for r := range part.Rows() {
+				i := int(part.Row(r).Idx[1]) - 10
+				if want := int64(i/5) - 100; part.Qid[r] != want {
+					t.Fatalf("%+v: row %d has query id %d, want %d", cfg, i, part.Qid[r], want)
+				}
+				seen++
+			}
+		}
+		if seen != n {
+			t.Fatalf("%+v: %d rows in the shards, want %d", cfg, seen, n)
+		}
+	}
+}
