@@ -29,6 +29,8 @@ func TestWriteFuzzCorpus(t *testing.T) {
 		{"inf-value", []byte("1 1:inf\n")},
 		{"overflow", []byte("1e39 1:3.5e38\n")},
 		{"bad-qid", []byte("1 qid:x 1:1\n")},
+		{"mixed-qid", []byte("1 qid:1 1:1\n\n2 2:1\n")},
+		{"zero-based-qid", []byte("1 qid:-3 0:1 4294967294:2\n2 qid:4 0:0.5\n")},
 		{"hash-in-token", []byte("1 1:1#c\n")},
 		{"binary", []byte("\x00\xff\n\x80")},
 	}

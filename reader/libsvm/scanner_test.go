@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -305,26 +306,31 @@ func TestScanAllocs(t *testing.T) {
 }
 
 // FuzzScanner checks that parsing never panics, that every reader agrees
-// with the Scanner (rows or error), and that parse → format → parse gives
-// identical rows.
+// with the Scanner (rows, query ids or error) with and without the shift
+// of 0-based indices, and that parse → format → parse gives identical
+// rows.
 func FuzzScanner(f *testing.F) {
 	for _, s := range []string{
 		"1 1:0.5 3:2\n-1 2:1e3\n", "3 qid:1 1:1 # c\n\n", "1 0:1\n", "3:1\n", "1 3:1 2:1\n",
 		"1 1:1\r\n2 2:-0\r\n", "nan 1:1", "1 4294967296:1", "+1 7:0.0117647 8:1", "1 1:0x1p-3",
+		"1 qid:1 1:1\n2 2:1\n", "1 qid:-3 0:1 4294967294:2\n",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		want, werr := scanAll(data, "f")
-		for _, rd := range allReaders[1:] {
-			got, err := rd.read(data, "f")
-			if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
-				t.Fatalf("%s: error %v, Scanner: %v", rd.name, err, werr)
-			}
-			if err == nil && !equalCSR(got, want) {
-				t.Fatalf("%s: rows differ from the Scanner's", rd.name)
+		for _, opts := range [][]core.Option{nil, {core.WithZeroBased(core.ZeroBasedYes)}} {
+			want, werr := qidReaders[0].read(data, "f", opts...)
+			for _, rd := range qidReaders[1:] {
+				got, err := rd.read(data, "f", opts...)
+				if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+					t.Fatalf("%s %v: error %v, Scanner: %v", rd.name, opts, err, werr)
+				}
+				if err == nil && (!equalCSR(got, want) || !slices.Equal(got.Qid, want.Qid)) {
+					t.Fatalf("%s %v: rows differ from the Scanner's", rd.name, opts)
+				}
 			}
 		}
+		want, werr := scanAll(data, "f")
 		if werr != nil {
 			var pe *core.ParseError
 			if !errors.As(werr, &pe) || pe.Line < 1 || pe.Col < 1 {
