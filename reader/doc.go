@@ -42,6 +42,28 @@
 // Open detects gzip, zstd and bzip2 from the first bytes of the file, not
 // from its name, and otherwise reads plain text; "-" is standard input.
 //
+// # LIBSVM text
+//
+// One row a line: a label, an optional qid:N, then index:value pairs with
+// strictly ascending indices; "#" starts a comment (a whole line, or the
+// end of one); blank lines and CRLF line ends are accepted. This is the
+// dialect of LIBSVM, svmlight and scikit-learn's load_svmlight_file and
+// dump_svmlight_file; package libsvm states it exactly.
+//
+// Rows hold 1-based feature indices. WithZeroBased says how a file's
+// indices map to them: ZeroBasedNo keeps them (index 0 is ErrIndexZero),
+// ZeroBasedYes adds 1 to each, ZeroBasedAuto (the default) treats a file
+// as 0-based when one of its indices is 0, which it finds by scanning a
+// regular file before reading it (IsZeroBased, WithZeroBasedNotice);
+// standard input and pipes are read as 1-based. The cache records the
+// mode, and a cache built with another is stale.
+//
+// Query ids (qid:N) are kept in sparsevec.CSR.Qid, on every row of a file
+// or on none (a file that mixes them is an error at the first row that
+// breaks the rule); the LIBSVM writer, the cache and shard.Split carry
+// them, and learners ignore them. The Arrow and Parquet readers and
+// writers have no column for them.
+//
 // # Errors
 //
 // Malformed input is reported as a *ParseError holding the path, the 1-based

@@ -35,6 +35,11 @@
 // shard with its row, nonzero and byte counts, so a reader can tell a
 // complete shard set from a half-written one.
 //
+// Query ids (sparsevec.CSR.Qid, the qid:N of LIBSVM text) go with their
+// rows through the buckets into LIBSVM text shards; the Arrow and Parquet
+// writers have no column for them. A shuffled split scatters the rows of
+// one query over the shards.
+//
 // # Reading: Open
 //
 // Open returns a reader.BlockReader over a shard set (a directory with a
