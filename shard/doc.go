@@ -36,9 +36,10 @@
 // complete shard set from a half-written one.
 //
 // Query ids (sparsevec.CSR.Qid, the qid:N of LIBSVM text) go with their
-// rows through the buckets into LIBSVM text shards; the Arrow and Parquet
-// writers have no column for them. A shuffled split scatters the rows of
-// one query over the shards.
+// rows through the buckets into LIBSVM text shards; Arrow and Parquet
+// shards have no column for them, so Split refuses such input for them
+// rather than drop the ids. A shuffled split scatters the rows of one
+// query over the shards.
 //
 // # Reading: Open
 //

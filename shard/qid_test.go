@@ -2,7 +2,11 @@ package shard
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/polyhedral/cpm/reader"
@@ -57,6 +61,26 @@ func TestSplitKeepsQid(t *testing.T) {
 		}
 		if seen != n {
 			t.Fatalf("%+v: %d rows in the shards, want %d", cfg, seen, n)
+		}
+	}
+}
+
+// Arrow and Parquet shards have no column for query ids: Split refuses
+// rather than drop them.
+func TestSplitQidNeedsText(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "in.libsvm")
+	if err := os.WriteFile(src, []byte("1 qid:1 1:1\n0 qid:1 2:1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range []string{".arrow", ".parquet"} {
+		out := filepath.Join(dir, "out"+ext)
+		_, err := Split(context.Background(), src, out, Config{Shards: 2, Ext: ext})
+		if err == nil || !strings.Contains(err.Error(), "query ids") {
+			t.Errorf("%s: %v, want a refusal naming the query ids", ext, err)
+		}
+		if _, serr := os.Stat(out); !errors.Is(serr, fs.ErrNotExist) {
+			t.Errorf("%s: output directory left behind: %v", ext, serr)
 		}
 	}
 }

@@ -340,7 +340,8 @@ func (s *splitter) scatter(in string) error {
 
 // noteQid records, from the first block with rows, whether the input's
 // rows carry query ids, and refuses a later block that disagrees (rows
-// follows the rows before blk).
+// follows the rows before blk), and query ids for shards of a format
+// without them (Arrow, Parquet), which would drop them.
 func (s *splitter) noteQid(in string, blk *sparsevec.CSR, rows uint64) error {
 	if blk.Rows() == 0 {
 		return nil
@@ -350,6 +351,9 @@ func (s *splitter) noteQid(in string, blk *sparsevec.CSR, rows uint64) error {
 		q = 2
 	}
 	if s.qids == 0 {
+		if q == 2 && reader.FormatForOutput(s.cfg.Ext) != reader.LIBSVM {
+			return fmt.Errorf("shard: %s: the rows have query ids (qid:N), which %s shards cannot hold; write LIBSVM text shards (Ext %s)", in, reader.FormatForOutput(s.cfg.Ext), DefaultExt)
+		}
 		s.qids = q
 		for _, b := range s.buckets {
 			b.qid = q == 2
