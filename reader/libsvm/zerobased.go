@@ -102,6 +102,11 @@ func scanZeroBased(path string, o *core.Options) (zero, scanned bool, err error)
 	if path == "-" {
 		return false, false, nil
 	}
+	// Stat before opening: opening a FIFO would wait for its writer, and
+	// closing it again would break the writer's pipe.
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return false, false, err
+	}
 	f, err := o.OpenFile(path)
 	if err != nil {
 		return false, false, err
