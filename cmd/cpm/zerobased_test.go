@@ -93,6 +93,20 @@ func TestZeroBasedTrain(t *testing.T) {
 		}
 	}
 
+	// Streamed through the row cache: the run that writes it and the run
+	// that reads it train the 1-based model; another --zero-based makes
+	// the cache stale, not wrong.
+	cache := filepath.Join(dir, "zero.cpmcache")
+	for i, mode := range []string{"auto", "auto", "yes"} {
+		mc := filepath.Join(dir, "cached.model")
+		train(zero, mc, "--stream", "--cache", cache, "--zero-based", mode)
+		ms := filepath.Join(dir, "stream.model")
+		train(one, ms, "--stream")
+		if !bytes.Equal(readModel(mc), readModel(ms)) {
+			t.Errorf("run %d (--zero-based %s) with the cache: model differs from the 1-based file's", i, mode)
+		}
+	}
+
 	code, _, errs := cpm(t, "train", "-q", "-k", "2", "-i", "100", "-t", zero, "-o", filepath.Join(dir, "no.model"), "--zero-based", "no")
 	wantFailure(t, []string{"train", "--zero-based", "no"}, code, errs, "d.libsvm:1:", "feature index 0", "pass --zero-based yes or auto")
 	if code != 3 {
