@@ -371,7 +371,8 @@ func TestCatalogueWrongMagic(t *testing.T) {
 			{"parquet", files[".parquet"], "not a cpm model file"},
 			{"damaged-magic", damaged(modelBytes, 3), "not a cpm model file"},
 			{"magic-only", []byte("CPMMODEL"), "truncated"},
-			{"magic-then-cache", with("CPMMODEL", files[".cpmcache"][8:]), "corrupt"},
+			// The model's magic and version 1, then a cache's bytes.
+			{"magic-then-cache", with("CPMMODEL\x01\x00\x00\x00", files[".cpmcache"][12:]), "corrupt"},
 			{"wrong-version", func() []byte { b := bytes.Clone(modelBytes); b[8] = 7; return b }(), "unsupported model format version"},
 		} {
 			p := fx.write(t, c.name+".model", c.data)
@@ -512,7 +513,7 @@ func TestCatalogueLyingHeaders(t *testing.T) {
 		return b
 	}
 	cache := files[".cpmcache"]
-	blk := 44 + int(le.Uint32(cache[40:])) + 4 // first block header
+	blk := 44 + int(le.Uint32(cache[40:])) + 1 + 4 // first block header
 	for _, c := range []struct {
 		name, ext string
 		data      []byte

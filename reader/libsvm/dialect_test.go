@@ -146,6 +146,10 @@ func TestLineZero(t *testing.T) {
 		{"1 1:1 0:2\n", true}, // unsorted, but an index 0 all the same
 		{"1\t0:1\n", true},
 		{"1 000:1\n", true},
+		{"1 1:1 0000000000000000000000000000000:1\n", true},
+		{"1 1:1\n0000:1\n", false},
+		{"1 1:1 #\n2 0:1\n", true},
+		{"# a\n# b 0:1\n1 1:1\n", false},
 		{"1 qid:2 0:1\n", true},
 		{"# c\n1 1:1\n2 0:1\n", true},
 		{"1 1:1\r\n2 0:1\r\n", true},
@@ -162,6 +166,18 @@ func TestLineZero(t *testing.T) {
 	for _, tc := range tests {
 		if got := lineZero([]byte(tc.in)); got != tc.want {
 			t.Errorf("lineZero(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+		// Cut anywhere into two or three pieces, the text gives the same
+		// answer.
+		b := []byte(tc.in)
+		for i := 0; i <= len(b); i++ {
+			for j := i; j <= len(b); j++ {
+				var z zeroScanner
+				got := z.scan(b[:i]) || z.scan(b[i:j]) || z.scan(b[j:])
+				if got != tc.want {
+					t.Errorf("%q cut at %d and %d: %v, want %v", tc.in, i, j, got, tc.want)
+				}
+			}
 		}
 	}
 }
@@ -313,8 +329,8 @@ func TestZeroBasedMemo(t *testing.T) {
 	}
 }
 
-// A file longer than its scan buffer whose line exceeds MaxLineBytes:
-// the scan stops there, and the read reports the line.
+// A line longer than MaxLineBytes, before an index 0: the scan reads past
+// it (its buffer does not hold lines), and the read reports the line.
 func TestZeroBasedLongLine(t *testing.T) {
 	text := []byte("1 1:1\n" + strings.Repeat("1 ", 200) + "\n2 0:1\n")
 	p := zeroFile(t, t.TempDir(), "long", "plain", text)
@@ -381,6 +397,102 @@ func TestScikitLearnDump(t *testing.T) {
 		want.AppendQid(1, 3, sparsevec.Vector{Idx: []uint32{5, 7}, Val: []float32{3.141592653589793, -0.0001}})
 		if !equalCSR(m, want) || !slices.Equal(m.Qid, want.Qid) {
 			t.Errorf("%s: got %s qid %v\nwant %s qid %v", name, formatCSR(m), m.Qid, formatCSR(want), want.Qid)
+		}
+	}
+}
+
+// BenchmarkLoadZeroBased is BenchmarkLoad/plain with each mode: no (the
+// parser without the shift), yes (the shift on every index) and auto (the
+// scan, remembered after the first iteration).
+func BenchmarkLoadZeroBased(b *testing.B) {
+	loadBenchData(b)
+	for _, z := range []core.ZeroBased{core.ZeroBasedNo, core.ZeroBasedYes, core.ZeroBasedAuto} {
+		b.Run(z.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(benchData.text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				m, err := Load(benchData.plainPath, core.WithZeroBased(z))
+				if err != nil || m.Rows() == 0 {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkZeroScan is auto's scan of a 1-based file (read to the end),
+// plain and zstd, without the memo.
+func BenchmarkZeroScan(b *testing.B) {
+	loadBenchData(b)
+	for _, tc := range []struct{ name, path string }{
+		{"plain", benchData.plainPath},
+		{"zstd", benchData.zstPath},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(benchData.text)))
+			for b.Loop() {
+				rc, err := core.Open(tc.path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				zero, complete := hasIndexZero(nil, rc)
+				rc.Close()
+				if zero || !complete {
+					b.Fatal("scan of 1-based data found an index 0 or stopped")
+				}
+			}
+		})
+	}
+}
+
+// zeroRef is zeroScanner's rule written plainly: some line, cut at its
+// first '#', holds a separator, one or more '0's and ':'.
+func zeroRef(b []byte) bool {
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if k := bytes.IndexByte(line, '#'); k >= 0 {
+			line = line[:k]
+		}
+		for i := 1; i < len(line); i++ {
+			if !isSpace[line[i-1]] || line[i] != '0' {
+				continue
+			}
+			j := i
+			for j < len(line) && line[j] == '0' {
+				j++
+			}
+			if j < len(line) && line[j] == ':' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Random texts over the bytes that matter, cut into random pieces: the
+// scanner agrees with zeroRef.
+func TestZeroScannerRandom(t *testing.T) {
+	rng := testRand()
+	alphabet := []byte("0001: \t#\n\rq")
+	for n := range 20000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		want := zeroRef(b)
+		var z zeroScanner
+		got := false
+		for rest := b; ; {
+			k := min(len(rest), rng.IntN(6))
+			if z.scan(rest[:k]) {
+				got = true
+				break
+			}
+			if rest = rest[k:]; len(rest) == 0 {
+				break
+			}
+		}
+		if got != want {
+			t.Fatalf("case %d: %q: %v, want %v", n, b, got, want)
 		}
 	}
 }

@@ -126,7 +126,7 @@ func scanZeroBased(path string, o *core.Options) (zero, scanned bool, err error)
 	if err != nil {
 		return false, true, nil // the read of the rows reports it
 	}
-	zero, complete := hasIndexZero(o.Ctx, rc, o.MaxLineBytes)
+	zero, complete := hasIndexZero(o.Ctx, rc)
 	rc.Close()
 	if complete {
 		zeroMemo.put(path, st, zero)
@@ -174,75 +174,111 @@ func (c *zeroCache) put(path string, st os.FileInfo, zero bool) {
 	c.m[zeroKey{path, st.Size(), st.ModTime().UnixNano()}] = zeroEntry{st, zero}
 }
 
-// zeroScanBytes is the buffer of hasIndexZero; it grows only for a line
-// longer than that, up to maxLine+1 bytes.
+// zeroScanBytes is the buffer of hasIndexZero.
 const zeroScanBytes = 1 << 20
 
 // hasIndexZero reads r to its end, or to the first feature index 0, and
 // reports whether it found one, and whether the answer covers the whole
-// input: it does not when a read fails, ctx (nil: none) is cancelled, or a
-// line is longer than maxLine (the read of the rows reports each). It
-// reads whole lines into its buffer, so that every match is seen with the
-// start of its line.
-func hasIndexZero(ctx context.Context, r io.Reader, maxLine int) (zero, complete bool) {
+// input: it does not when a read fails or ctx (nil: none) is cancelled
+// (the read of the rows reports either). It reads through one buffer of
+// zeroScanBytes, whatever the length of the lines.
+func hasIndexZero(ctx context.Context, r io.Reader) (zero, complete bool) {
 	buf := make([]byte, zeroScanBytes)
-	n := 0
+	var z zeroScanner
 	for {
 		if ctx != nil && ctx.Err() != nil {
 			return false, false
 		}
-		m, err := io.ReadFull(r, buf[n:])
-		n += m
-		end := err == io.EOF || err == io.ErrUnexpectedEOF
-		if err != nil && !end {
-			return lineZero(buf[:bytes.LastIndexByte(buf[:n], '\n')+1]), false
-		}
-		k := n
-		if !end {
-			k = bytes.LastIndexByte(buf[:n], '\n') + 1
-		}
-		if lineZero(buf[:k]) {
+		n, err := io.ReadFull(r, buf)
+		if z.scan(buf[:n]) {
 			return true, true
 		}
-		if end {
+		switch err {
+		case nil:
+		case io.EOF, io.ErrUnexpectedEOF:
 			return false, true
+		default:
+			return false, false
 		}
-		if k == 0 {
-			// One line fills buf.
-			if n > maxLine {
-				return false, false
-			}
-			nb := make([]byte, growLine(len(buf), maxLine))
-			copy(nb, buf[:n])
-			buf = nb
-			continue
-		}
-		n = copy(buf, buf[k:n])
 	}
+}
+
+// lineZero reports whether the text b holds a feature index 0 (see
+// zeroScanner).
+func lineZero(b []byte) bool {
+	var z zeroScanner
+	return z.scan(b)
 }
 
 var zeroColon = []byte("0:")
 
-// lineZero reports whether the whole lines of b hold a feature index 0: a
-// run of '0' digits followed by ':', preceded by a separator (so not "10:"
-// or "qid:0") and with no '#' before it on its line (so not in a comment).
-func lineZero(b []byte) bool {
+// zeroScanner finds a feature index 0 in text handed to scan in pieces
+// cut anywhere: a run of '0' digits followed by ':', preceded by a
+// separator (so not "10:", "qid:0" or a line that starts "0:", which has
+// no label) and with no '#' before it on its line (so not in a comment).
+// It keeps what it needs of the pieces before: whether the current line
+// has had a '#', and whether the text so far ends with a separator and
+// zeros.
+type zeroScanner struct {
+	hash     bool // the current line has a '#' before the scanned point
+	sepZeros bool // the text scanned so far ends with a separator and 0 or more '0's
+	lastZero bool // the text scanned so far ends with '0'
+}
+
+// scan scans the next piece b and reports whether an index 0 has been
+// found. Each byte of b is looked at a bounded number of times: a match's
+// line is followed from the previous match on, not from its start.
+func (z *zeroScanner) scan(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	if b[0] == ':' && z.lastZero && z.sepZeros && !z.hash {
+		return true // "0" | ":" cut between the pieces
+	}
+	pos := 0 // z.hash describes the line up to b[pos]
 	for i := 0; ; {
 		k := bytes.Index(b[i:], zeroColon)
 		if k < 0 {
-			return false
+			break
 		}
 		k += i
+		i = k + 2
 		j := k
 		for j > 0 && b[j-1] == '0' {
 			j--
 		}
-		if j > 0 && isSpace[b[j-1]] {
-			start := bytes.LastIndexByte(b[:j], '\n') + 1
-			if bytes.IndexByte(b[start:j], '#') < 0 {
-				return true
-			}
+		var sep bool
+		if j > 0 {
+			sep = isSpace[b[j-1]]
+		} else {
+			sep = z.sepZeros
 		}
-		i = k + 2
+		if !sep {
+			continue
+		}
+		z.follow(b[pos:j])
+		pos = j
+		if !z.hash {
+			return true
+		}
+	}
+	z.follow(b[pos:])
+	e := len(b)
+	for e > 0 && b[e-1] == '0' {
+		e--
+	}
+	if e > 0 {
+		z.sepZeros = isSpace[b[e-1]]
+	} // else b is all zeros: sepZeros holds if it held before b
+	z.lastZero = b[len(b)-1] == '0'
+	return false
+}
+
+// follow moves the line state past b.
+func (z *zeroScanner) follow(b []byte) {
+	if nl := bytes.LastIndexByte(b, '\n'); nl >= 0 {
+		z.hash = bytes.IndexByte(b[nl+1:], '#') >= 0
+	} else if !z.hash {
+		z.hash = bytes.IndexByte(b, '#') >= 0
 	}
 }
