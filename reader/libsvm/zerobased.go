@@ -74,10 +74,12 @@ func fileIndexMap(path string, o *core.Options) indexMap {
 // are not regular (pipes, FIFOs) cannot be scanned ahead, so auto reads
 // them as 1-based and an index 0 in them is an error.
 //
-// Auto's scan reads the whole file once before the rows are read, looking
-// for a separator followed by "0:" (or "00:", ...) outside a comment; it
-// stops at the first. Its result is remembered for the process, keyed by
-// the file's identity (device and inode, size, modification time), so that
+// Auto's scan reads the file before its rows are read, through one buffer
+// of a fixed size, up to the first separator followed by "0:" (or "00:",
+// ...) outside a comment, or to its end: a 1-based file is read (and
+// decompressed) once more. Its result is remembered for the process, keyed
+// by the path and the file's identity (device and inode, size,
+// modification time), so that
 // every later pass over an unchanged file (a Stream per training epoch)
 // reuses it without scanning again. A file that cannot be opened is an
 // error; one that fails to read or decompress part way is judged by the
