@@ -496,3 +496,24 @@ func TestZeroScannerRandom(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkScanZeroBased is the Scanner over in-memory text without and
+// with the shift of 0-based indices: the cost of the shift in the parser.
+func BenchmarkScanZeroBased(b *testing.B) {
+	loadBenchData(b)
+	for _, z := range []core.ZeroBased{core.ZeroBasedNo, core.ZeroBasedYes} {
+		b.Run(z.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(benchData.text)))
+			for b.Loop() {
+				s := NewScanner(bytes.NewReader(benchData.text), "x", core.WithZeroBased(z))
+				n := 0
+				for s.Scan() {
+					n += len(s.Row().Idx)
+				}
+				if s.Err() != nil || n == 0 {
+					b.Fatal(s.Err())
+				}
+			}
+		})
+	}
+}
