@@ -311,4 +311,3 @@ func fileErr(i, n int, p string, err error) error {
 	}
 	return fmt.Errorf("file %d of %d: %s: %w", i+1, n, p, err)
 }
-
