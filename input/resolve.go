@@ -67,7 +67,10 @@ type Source struct {
 // character; so are files named shard.ManifestName (in a subdirectory)
 // and a row cache named after another file of the set plus ".cpmcache"
 // (what --cache auto writes beside its source), which holds that file's
-// rows again. Every other entry must be a regular file (or a symbolic
+// rows again. A file named as shard.Split names its shards
+// (part-00000-of-00004...) in a directory without a manifest is an error
+// wrapping shard.ErrIncomplete: the manifest is written last, so such a
+// directory is a shard set still being written or whose writing failed. Every other entry must be a regular file (or a symbolic
 // link to one). A directory or glob with no data file left is an error
 // wrapping shard.ErrNoMatch. Each file's format is detected on its own
 // when it is read, so formats may be mixed.
@@ -134,6 +137,9 @@ func walkData(dir string) ([]string, error) {
 		}
 		if d.IsDir() || name == shard.ManifestName {
 			return nil
+		}
+		if shard.IsShardName(name) && !exists(filepath.Join(filepath.Dir(p), shard.ManifestName)) {
+			return fmt.Errorf("%s: named as a shard of cpm shard, but %s has no %s manifest (a shard set still being written, or whose writing failed): %w", p, filepath.Dir(p), shard.ManifestName, shard.ErrIncomplete)
 		}
 		if err := checkRegular(p, d); err != nil {
 			return err

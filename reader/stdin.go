@@ -13,10 +13,10 @@ import (
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// StdinName is the name under which the readers read standard input ("-")
-// and name it in errors: a LIBSVM error on its 7th line reads
-// "<stdin>:7:3: ...".
-const StdinName = "<stdin>"
+// StdinName is the name under which the readers read standard input and
+// name it in errors ("-:7:3: ..."): with the opener of Stdin.Option,
+// "-" opens the relay or the temporary copy instead of os.Stdin.
+const StdinName = "-"
 
 // stdinPrefix begins the names of the temporary files that hold standard
 // input while it is read.
@@ -28,8 +28,8 @@ type Stdin struct {
 	format Format
 
 	mu    sync.Mutex
-	pipe  *os.File   // LIBSVM: read end of the relay, until the reader opens it
-	relay chan error // LIBSVM: the relay's outcome, sent once
+	pipe  *os.File   // LIBSVM: read end of the relay (or the regular file itself), until the reader opens it
+	relay chan error // LIBSVM through the relay: its outcome, sent once
 	rerr  error      // the relay's outcome once received
 	done  bool       // rerr holds it
 	spool string     // other formats: the temporary file holding the whole stream
@@ -41,7 +41,10 @@ type Stdin struct {
 //
 //   - LIBSVM text (plain, zstd, gzip or bzip2) is read as it arrives: a
 //     goroutine relays the bytes read so far and the rest of r through a
-//     pipe, which the reader opens once; nothing is written to disk;
+//     pipe, which the reader opens once; nothing is written to disk. When
+//     r is a regular file (standard input redirected from a file), its
+//     first bytes are read in place (ReadAt) and the reader reads r
+//     itself, as it reads any file;
 //   - an Arrow IPC file or stream, Parquet or a row cache is first copied
 //     whole to a temporary file in dir (os.TempDir() when dir is "") named
 //     cpm-stdin-*: Arrow files and Parquet are read from their footer
@@ -52,6 +55,11 @@ type Stdin struct {
 //
 // Close removes the temporary file and stops the relay.
 func OpenStdin(r io.Reader, dir string) (*Stdin, error) {
+	if f, ok := r.(*os.File); ok {
+		if s, ok := openRegular(f); ok {
+			return s, nil
+		}
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, err := br.Peek(8)
 	if err != nil && err != io.EOF {
@@ -75,6 +83,26 @@ func OpenStdin(r io.Reader, dir string) (*Stdin, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// openRegular is OpenStdin of LIBSVM text in a regular file f, read from
+// its current offset; ok is false if f is not a regular file or holds
+// another format.
+func openRegular(f *os.File) (s *Stdin, ok bool) {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil, false
+	}
+	var head [8]byte
+	n, err := f.ReadAt(head[:], off)
+	if err != nil && err != io.EOF || sniff(head[:n]) != LIBSVM {
+		return nil, false
+	}
+	return &Stdin{format: LIBSVM, pipe: f}, true
 }
 
 // spoolTo copies r to a new temporary file in dir.
@@ -146,12 +174,12 @@ func (s *Stdin) Err() error {
 	return nil
 }
 
-// Close closes the relay's pipe if no reader took it and removes the
-// temporary file.
+// Close closes the relay's pipe if no reader took it (never a regular
+// file read in place) and removes the temporary file.
 func (s *Stdin) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.pipe != nil {
+	if s.pipe != nil && s.relay != nil {
 		s.pipe.Close()
 		s.pipe = nil
 	}

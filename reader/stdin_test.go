@@ -126,3 +126,40 @@ func TestStdinErrors(t *testing.T) {
 		t.Errorf("no temporary directory: %v; want an error saying a temporary copy is needed", err)
 	}
 }
+
+// Standard input redirected from a regular file is read in place, from
+// its current offset, with no relay; a columnar file is copied from that
+// offset.
+func TestStdinRegularFile(t *testing.T) {
+	text := []byte("skipped line\n1 1:1\n-1 2:1\n")
+	skip := int64(len("skipped line\n"))
+	want, err := scanAll(text[skip:], "want")
+	mustNil(err)
+	f, err := os.Open(writeTempFile(t, "d.libsvm", text))
+	mustNil(err)
+	defer f.Close()
+	_, err = f.Seek(skip, io.SeekStart)
+	mustNil(err)
+	s, err := OpenStdin(f, "")
+	mustNil(err)
+	if s.relay != nil || s.pipe != f {
+		t.Error("a regular file is relayed through a pipe")
+	}
+	mustNil(s.Close())
+	got, err := loadStdin(f, nil)
+	if err != nil || !equalCSR(got, want) {
+		t.Errorf("loadStdin of a regular file at offset %d: %v; rows differ or error", skip, err)
+	}
+	par := writeFormat(t, t.TempDir(), "d.parquet", []byte("1 1:1\n"))
+	pf, err := os.Open(writeTempFile(t, "p.parquet", par))
+	mustNil(err)
+	defer pf.Close()
+	t.Setenv("TMPDIR", t.TempDir())
+	got, err = loadStdin(pf, nil)
+	if err != nil {
+		t.Fatalf("loadStdin of a regular Parquet file: %v", err)
+	}
+	if got.Rows() != 1 {
+		t.Errorf("loadStdin of a regular Parquet file: %d rows, want 1", got.Rows())
+	}
+}
