@@ -56,8 +56,9 @@ type Source struct {
 //     in such names are not read as features). The files are sorted
 //     bytewise by their slash-separated path relative to the directory;
 //   - a path that does not exist and holds a glob metacharacter (*?[) is a
-//     filepath.Glob pattern: its matches in sorted order, a directory
-//     among them replaced by its files as above;
+//     filepath.Glob pattern: its matches, a directory among them replaced
+//     by its files as above, sorted bytewise by path (the order of Glob
+//     itself when the matches lie in one directory);
 //   - anything else is one file.
 //
 // In a directory or glob, names that start with "." or "_" are skipped,
@@ -221,6 +222,8 @@ func resolveGlob(pattern string) (*Source, error) {
 		}
 		files = append(files, sub...)
 	}
+	slices.Sort(files)
+	files = slices.Compact(files)
 	if len(files) == 0 {
 		return nil, fmt.Errorf("input: pattern %q matches no data file (names starting with . or _ are skipped): %w", pattern, shard.ErrNoMatch)
 	}

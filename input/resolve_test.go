@@ -172,6 +172,15 @@ func TestGlob(t *testing.T) {
 	if !sameRows(got, rowsOf(all, 130, 270)) {
 		t.Error("Load of the glob: rows differ")
 	}
+	// Directories among the matches are replaced by their files, and the
+	// whole is in the order of the directory itself.
+	src, err = Resolve(filepath.Join(dir, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(src.Files, files) {
+		t.Fatalf("glob *: %q; want %q", src.Files, files)
+	}
 	src, err = Resolve(filepath.Join(dir, "a-b.*"))
 	if err != nil {
 		t.Fatal(err)
@@ -219,6 +228,17 @@ func TestNoFilesAndBadFile(t *testing.T) {
 	}
 	if _, err := CachePath(dir, "c.cpmcache"); !errors.Is(err, ErrNoCache) {
 		t.Errorf("a cache for a directory without manifest: %v; want ErrNoCache", err)
+	}
+}
+
+// Files named as cpm shard names its shards, in a directory without the
+// manifest that completes a shard set, are a set still being written (or
+// whose writing failed), not data to read.
+func TestShardsWithoutManifest(t *testing.T) {
+	dir := t.TempDir()
+	writeText(t, filepath.Join(dir, shard.ShardName(0, 2, ".libsvm")), "1 1:1\n")
+	if _, err := Resolve(dir); !errors.Is(err, shard.ErrIncomplete) || !strings.Contains(err.Error(), "manifest") {
+		t.Errorf("shards without a manifest: %v; want ErrIncomplete", err)
 	}
 }
 
