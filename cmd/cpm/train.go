@@ -49,7 +49,7 @@ type trainOptions struct {
 	progressEvery                             int64
 	inner                                     labelFlag
 	spillLimit                                countFlag // --spill-limit
-	args                                      []string // the arguments, for the resume hint
+	args                                      []string  // the arguments, for the resume hint
 
 	learnerFlags *learnerFlags
 	ckpt         *checkpointFlags
