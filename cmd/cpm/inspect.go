@@ -129,7 +129,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 			return err
 		}
 	}
-	bw := bufio.NewWriter(ctxWriter{ctx, stdout})
+	bw := bufio.NewWriter(ctxWriter{ctx, reportTo(stdout, stderr, *jsonOut)})
 	in.print(bw)
 	if err := bw.Flush(); err != nil {
 		return err
