@@ -28,7 +28,7 @@
 // .crc and _delta_log entries that Spark, Hadoop, DuckDB and polars write
 // beside data. So are SHARDS files in subdirectories and a row cache
 // X.cpmcache beside a file X of the set. A directory or glob left with no
-// file is an error wrapping shard.ErrNoMatch; files named as Split names
+// file is an error wrapping ErrNoFiles (and shard.ErrNoMatch); files named as Split names
 // shards (part-00000-of-00004...) without their manifest are an error
 // wrapping shard.ErrIncomplete. Each file's format is told from its own
 // first bytes, so a set may mix formats.

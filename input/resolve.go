@@ -31,6 +31,16 @@ const (
 	ManyFiles
 )
 
+// ErrNoFiles is wrapped by the error of Resolve for a directory or glob
+// that names no data file. It matches shard.ErrNoMatch too: to a caller,
+// as a glob of shards that matches nothing, it is a missing file.
+var ErrNoFiles error = noFiles{}
+
+type noFiles struct{}
+
+func (noFiles) Error() string        { return "no data file" }
+func (noFiles) Is(target error) bool { return target == shard.ErrNoMatch }
+
 // OrderRule is how Resolve orders the files of a directory or glob, as the
 // progress lines of cpm say it.
 const OrderRule = "sorted by path; _ and . names skipped"
@@ -73,7 +83,7 @@ type Source struct {
 // wrapping shard.ErrIncomplete: the manifest is written last, so such a
 // directory is a shard set still being written or whose writing failed. Every other entry must be a regular file (or a symbolic
 // link to one). A directory or glob with no data file left is an error
-// wrapping shard.ErrNoMatch. Each file's format is detected on its own
+// wrapping ErrNoFiles (which matches shard.ErrNoMatch). Each file's format is detected on its own
 // when it is read, so formats may be mixed.
 func Resolve(p string) (*Source, error) {
 	switch {
@@ -112,7 +122,7 @@ func resolveDir(dir string) (*Source, error) {
 		return nil, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("input: directory %s holds no data file (names starting with . or _ are skipped): %w", dir, shard.ErrNoMatch)
+		return nil, fmt.Errorf("input: directory %s: %w (names starting with . or _ are skipped)", dir, ErrNoFiles)
 	}
 	return &Source{Path: dir, Kind: ManyFiles, Files: dropCaches(files)}, nil
 }
@@ -225,7 +235,7 @@ func resolveGlob(pattern string) (*Source, error) {
 	slices.Sort(files)
 	files = slices.Compact(files)
 	if len(files) == 0 {
-		return nil, fmt.Errorf("input: pattern %q matches no data file (names starting with . or _ are skipped): %w", pattern, shard.ErrNoMatch)
+		return nil, fmt.Errorf("input: pattern %q matches %w (names starting with . or _ are skipped)", pattern, ErrNoFiles)
 	}
 	return &Source{Path: pattern, Kind: ManyFiles, Files: dropCaches(files)}, nil
 }
