@@ -15,6 +15,13 @@ import (
 func TestCachePath(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "d.libsvm")
+	set := filepath.Join(dir, "set")
+	if err := os.Mkdir(set, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(set, shard.ManifestName), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, path, cache, want string
 		refused                 string // a word of the error, or "" for none
@@ -23,8 +30,10 @@ func TestCachePath(t *testing.T) {
 		{"named", file, "c.cpmcache", "c.cpmcache", ""},
 		{"auto", file, "auto", file + ".cpmcache", ""},
 		{"standard input", "-", "c.cpmcache", "", "standard input"},
-		{"auto for a shard directory", dir, "auto", "", "auto"},
-		{"named for a shard directory", dir, "s.cpmcache", "s.cpmcache", ""},
+		{"auto for a shard directory", set, "auto", "", "auto"},
+		{"named for a shard directory", set, "s.cpmcache", "s.cpmcache", ""},
+		{"auto for a directory", dir, "auto", "", "auto"},
+		{"named for a directory without manifest", dir, "s.cpmcache", "", "manifest"},
 		{"glob", filepath.Join(dir, "part-*"), "g.cpmcache", "", "glob"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

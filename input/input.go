@@ -7,15 +7,14 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/reader/rowcache"
-	"github.com/polyhedral/cpm/shard"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -41,18 +40,26 @@ type Config struct {
 	// BlockRows is the number of rows of the blocks of a pass. If 0, it
 	// defaults to DefaultBlockRows.
 	BlockRows int
+	// SpillDir is the directory of the spill file that keeps the rows of
+	// standard input for the passes after the first; "" is os.TempDir().
+	SpillDir string
+	// SpillLimit is the most bytes the spill file may take; 0 is no limit
+	// but the disk's.
+	SpillLimit int64
 }
 
 // Input is the training input named by one path (see the package
 // comment). Its methods are safe for concurrent use.
 type Input struct {
 	path      string
-	cache     string          // cache file, or "" for none
+	src       *Source         // what path names, resolved when Open ran
+	cache     string          // cache file (for standard input, the spill), or "" for none
 	readers   int             // parallel readers of a shard set
 	blockRows int             // rows per block
 	opts      []reader.Option // the caller's options and the opener of kept files, for every reader and the cache
-	shards    []string        // a shard set's files, as named when Open ran
-	manifest  []shard.ShardInfo
+	spillDir  string          // standard input: the temporary directory of the spill, removed by Close
+	spillMax  int64           // standard input: SpillLimit
+	stdinRead bool            // standard input: pass 1 was opened
 
 	pinMu  sync.Mutex
 	pins   map[string]*pin // kept files by path: the source's; the cache's once it is complete
@@ -69,22 +76,40 @@ type Input struct {
 	waits      []atomic.Int64 // per polytope of Passes: nanoseconds blocked waiting for rows
 }
 
-// Open opens the input at path: it keeps the source's files open (the
-// file, or the shards a shard directory's manifest or a glob names now)
-// and, with cfg.Cache, decides whether an existing cache is read or the
-// first pass writes one. opts apply to every pass and to the cache
-// (limits such as reader.WithMaxIndex, reader.WithContext). Close releases
-// the kept files.
+// Open opens the input at path (resolved by Resolve): it keeps the
+// source's files open (the file, the shards a shard directory's manifest
+// lists, or the files of a directory or glob as they are now) and, with
+// cfg.Cache, decides whether an existing cache is read or the first pass
+// writes one. Standard input is read once: its first pass writes the rows
+// to a spill file (a row cache in a new temporary directory in
+// cfg.SpillDir, at most cfg.SpillLimit bytes) that the later passes read;
+// CacheStatus says so (CacheSpill). opts apply to every pass and to the
+// cache (limits such as reader.WithMaxIndex, reader.WithContext). Close
+// releases the kept files and removes the spill.
 func Open(path string, cfg Config, opts ...reader.Option) (*Input, error) {
-	if cfg.Readers < 0 || cfg.BlockRows < 0 {
+	if cfg.Readers < 0 || cfg.BlockRows < 0 || cfg.SpillLimit < 0 {
 		return nil, fmt.Errorf("input: negative Config %+v", cfg)
 	}
-	cache, err := CachePath(path, cfg.Cache)
+	if cfg.Cache != "" && path == "-" {
+		_, err := CachePath(path, cfg.Cache)
+		return nil, err
+	}
+	src, err := Resolve(path)
 	if err != nil {
 		return nil, err
 	}
-	in := &Input{path: path, cache: cache, readers: cfg.Readers, blockRows: cmp.Or(cfg.BlockRows, DefaultBlockRows), pins: map[string]*pin{}}
+	cache, err := cachePath(src, cfg.Cache)
+	if err != nil {
+		return nil, err
+	}
+	in := &Input{path: path, src: src, cache: cache, readers: cfg.Readers, blockRows: cmp.Or(cfg.BlockRows, DefaultBlockRows), pins: map[string]*pin{}}
 	in.opts = append(slices.Clip(opts), reader.WithOpener(in.open))
+	if src.Kind == Stdin {
+		if err := in.makeSpill(cfg); err != nil {
+			return nil, err
+		}
+		return in, nil
+	}
 	if err := in.pinSource(); err != nil {
 		in.Close()
 		return nil, err
@@ -101,21 +126,53 @@ func Open(path string, cfg Config, opts ...reader.Option) (*Input, error) {
 
 // CachePath returns the cache file that Config.Cache names for the input
 // at path ("" for none), or an error wrapping ErrNoCache when the input
-// cannot have one: standard input (read once), "auto" for a shard set
-// (which has no file to put the cache beside), or a glob (which has no
-// manifest to identify its files by).
+// cannot have one: standard input (read once, with no identity to check a
+// cache against; Open keeps its rows in a spill file instead), "auto" for
+// a shard set (which has no file to put the cache beside), or a directory
+// without a manifest or a glob (which have no manifest to identify their
+// files by). A path that does not resolve is taken for a file: opening it
+// reports the error.
 func CachePath(path, cache string) (string, error) {
 	switch {
 	case cache == "":
 		return "", nil
 	case path == "-":
-		return "", fmt.Errorf("%w: standard input is read once; a cache needs a file", ErrNoCache)
-	case cache == "auto" && IsShardSet(path):
-		return "", fmt.Errorf("%w: auto needs a file input; name the cache of shard set %s", ErrNoCache, path)
+		return "", fmt.Errorf("%w: standard input is read once and cannot be checked against a cache; a cache needs a file", ErrNoCache)
+	}
+	src, err := Resolve(path)
+	if err != nil {
+		src = &Source{Path: path, Kind: guessKind(path)}
+	}
+	return cachePath(src, cache)
+}
+
+// guessKind is the kind of a path that does not resolve (yet), told from
+// its name: a directory with or without a manifest, a glob, or a file.
+func guessKind(path string) Kind {
+	switch {
+	case isDir(path) && exists(shardIdentity(path)):
+		return ShardSet
+	case isDir(path) || strings.ContainsAny(path, "*?["):
+		return ManyFiles
+	}
+	return OneFile
+}
+
+// cachePath is CachePath of a resolved source.
+func cachePath(src *Source, cache string) (string, error) {
+	switch {
+	case cache == "":
+		return "", nil
+	case src.Kind == Stdin:
+		return CachePath("-", cache)
+	case cache == "auto" && src.Kind == ShardSet:
+		return "", fmt.Errorf("%w: auto needs a file input; name the cache of shard set %s", ErrNoCache, src.Path)
+	case cache == "auto" && src.Kind == ManyFiles:
+		return "", fmt.Errorf("%w: auto needs a file input, and %s names several files", ErrNoCache, src.Path)
+	case src.Kind == ManyFiles:
+		return "", fmt.Errorf("%w: %s: a directory without a shard manifest, or a glob, has no manifest to identify its files by; write them to one file, or to a shard set (cpm shard), to cache them", ErrNoCache, src.Path)
 	case cache == "auto":
-		return path + ".cpmcache", nil
-	case IsShardSet(path) && !isDir(path):
-		return "", fmt.Errorf("%w: glob %s: give the shard directory instead (its manifest identifies the set)", ErrNoCache, path)
+		return src.Path + ".cpmcache", nil
 	}
 	return cache, nil
 }
@@ -147,38 +204,17 @@ func (in *Input) checkCache() error {
 // identity is the file whose size, time and head identify the source for
 // the cache: the input file, or a shard directory's manifest.
 func (in *Input) identity() string {
-	if IsShardSet(in.path) {
+	if in.src.Kind == ShardSet {
 		return shardIdentity(in.path)
 	}
 	return in.path
 }
 
-// pinSource keeps the source's files open: the input file, or the shards
-// a shard directory's manifest (whose counts every pass checks) or a glob
-// names now. Standard input is read once and has nothing to keep.
+// pinSource keeps every file of the source open: the input file, the
+// shards a shard directory's manifest lists (whose counts every pass
+// checks), or the files of a directory or glob as Resolve found them.
 func (in *Input) pinSource() error {
-	switch {
-	case in.path == "-":
-		return nil
-	case isDir(in.path):
-		m, err := shard.Check(in.path)
-		if err != nil {
-			return err
-		}
-		for _, s := range m.Shards {
-			in.shards = append(in.shards, filepath.Join(in.path, s.Name))
-		}
-		in.manifest = m.Shards
-	case IsShardSet(in.path):
-		list, err := shard.Files(in.path)
-		if err != nil {
-			return err
-		}
-		in.shards = list
-	default:
-		return in.pinFile(in.path)
-	}
-	for _, f := range in.shards {
+	for _, f := range in.src.Files {
 		if err := in.pinFile(f); err != nil {
 			return err
 		}
@@ -244,22 +280,23 @@ func (in *Input) Close() error {
 		err = cmp.Or(err, p.close())
 		delete(in.pins, path)
 	}
+	if in.spillDir != "" {
+		err = cmp.Or(err, os.RemoveAll(in.spillDir))
+		in.spillDir = ""
+	}
 	return err
 }
 
-// openSource opens one pass over the source itself.
-func (in *Input) openSource() (reader.BlockReader, error) {
-	if in.shards == nil {
-		return reader.OpenBlocks(in.path, in.blockRows, in.opts...)
+// openSource opens one pass over the source itself. Standard input is
+// opened once.
+func (in *Input) openSource(k int) (reader.BlockReader, error) {
+	if in.src.Kind == Stdin {
+		if k > 1 || in.stdinRead {
+			return nil, fmt.Errorf("%w: pass %d needs the spill file of pass 1, which pass 1 did not complete", ErrStdinOnce, k)
+		}
+		in.stdinRead = true
 	}
-	r, err := shard.OpenFiles(in.shards, shard.ReadConfig{Readers: in.readers, BlockRows: in.blockRows}, in.opts...)
-	if err != nil {
-		return nil, err
-	}
-	if in.manifest != nil {
-		r.ExpectCounts(in.manifest)
-	}
-	return r, nil
+	return in.src.OpenBlocks(in.blockRows, in.readers, in.opts...)
 }
 
 // OpenPass opens pass k (1-based): from the cache when it is complete,
@@ -283,7 +320,7 @@ func (in *Input) OpenPass(k int) (reader.BlockReader, error) {
 		}
 		return &passEnd{BlockReader: r, in: in}, nil
 	}
-	src, err := in.openSource()
+	src, err := in.openSource(k)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +333,11 @@ func (in *Input) OpenPass(k int) (reader.BlockReader, error) {
 		return nil, err
 	}
 	in.cacheW = w
-	return &passEnd{BlockReader: rowcache.Tee(src, w), in: in, first: true, cache: true}, nil
+	tee := rowcache.Tee(src, w)
+	if in.src.Kind == Stdin {
+		tee = &spillCheck{BlockReader: tee, w: w, file: in.cache, limit: in.spillMax}
+	}
+	return &passEnd{BlockReader: tee, in: in, first: true, cache: true}, nil
 }
 
 // passEnd checks at the end of every pass that the input files are still
@@ -352,10 +393,11 @@ func (in *Input) endPass(first, cache bool) error {
 // Load reads the whole input into memory: from the cache when it matches
 // the source, otherwise from the source, writing the cache on the way
 // when one is named. A shard set is read as one pass, in the order of
-// shard.Reader. Without a cache, a file is read with reader.Load.
+// shard.Reader. Without a cache, a file, or each file of a directory or
+// glob, is read with reader.Load (Source.Load).
 func (in *Input) Load() (*sparsevec.CSR, error) {
-	if in.cache == "" && in.shards == nil {
-		return reader.Load(in.path, in.opts...)
+	if in.cache == "" && in.src.Kind != ShardSet {
+		return in.src.Load(in.opts...)
 	}
 	b, err := in.OpenPass(1)
 	if err != nil {
@@ -366,12 +408,19 @@ func (in *Input) Load() (*sparsevec.CSR, error) {
 
 // Load reads the input at path into memory, through the cache that
 // cfg.Cache names: it is Open, Input.Load and Close, with the cache status.
-// Without a cache it is reader.Load, which keeps no file open and so also
-// reads pipes and standard input.
+// Without a cache, anything but a shard set is read by Source.Load, which
+// keeps no file open and so also reads pipes and standard input (with no
+// spill: one pass).
 func Load(path string, cfg Config, opts ...reader.Option) (*sparsevec.CSR, CacheStatus, error) {
-	if cfg.Cache == "" && !IsShardSet(path) {
-		m, err := reader.Load(path, opts...)
-		return m, CacheStatus{}, err
+	if cfg.Cache == "" {
+		src, err := Resolve(path)
+		if err != nil {
+			return nil, CacheStatus{}, err
+		}
+		if src.Kind != ShardSet {
+			m, err := src.Load(opts...)
+			return m, CacheStatus{}, err
+		}
 	}
 	in, err := Open(path, cfg, opts...)
 	if err != nil {

@@ -63,9 +63,10 @@ const (
 	CacheHit                   // the cache matches the source: every pass reads it
 	CacheNew                   // there is no cache file yet: the first pass writes it
 	CacheStale                 // the cache is stale or corrupt: the first pass rewrites it
+	CacheSpill                 // standard input: the first pass keeps its rows in a temporary spill file for the later passes
 )
 
-var cacheUseNames = [...]string{"none", "hit", "new", "stale"}
+var cacheUseNames = [...]string{"none", "hit", "new", "stale", "spill"}
 
 func (u CacheUse) String() string {
 	if u < 0 || int(u) >= len(cacheUseNames) {

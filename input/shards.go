@@ -8,8 +8,9 @@ import (
 	"github.com/polyhedral/cpm/shard"
 )
 
-// IsShardSet reports whether path names a shard set rather than a file: a
-// directory, or a pattern with glob metacharacters.
+// IsShardSet reports whether path names several files rather than one, by
+// its form alone: a directory (a shard set or not), or a pattern with glob
+// metacharacters. Resolve tells which files.
 func IsShardSet(path string) bool {
 	if strings.ContainsAny(path, "*?[") {
 		return true
@@ -27,4 +28,9 @@ func isDir(path string) bool {
 // (CachePath refuses a cache for a glob, which has no manifest.)
 func shardIdentity(dir string) string {
 	return filepath.Join(dir, shard.ManifestName)
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

@@ -42,6 +42,16 @@
 // Open detects gzip, zstd and bzip2 from the first bytes of the file, not
 // from its name, and otherwise reads plain text; "-" is standard input.
 //
+// OpenBlocks and Load read "-", standard input, in any format: OpenStdin
+// reads its first bytes to tell which. LIBSVM text (plain or compressed)
+// is then read as it arrives, relayed through a pipe (or in place when
+// standard input is a regular file); the other formats need random access
+// or a known size, so standard input is first copied to a temporary file
+// in os.TempDir() (cpm-stdin-*), removed when the reader is closed.
+// Errors name standard input "-". DetectFormat cannot tell the format of
+// "-" without consuming it and returns ErrStdinFormat. Directories and
+// globs of files are package input's (input.Resolve).
+//
 // # LIBSVM text
 //
 // One row a line: a label, an optional qid:N, then index:value pairs with

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -56,10 +57,15 @@ var (
 	cacheMagic       = []byte(rowcache.Magic)
 )
 
+// ErrStdinFormat is returned by DetectFormat for "-": the first bytes of
+// standard input can be read only by the reader that reads the rest
+// (OpenBlocks, Load and OpenStdin tell its format as they open it).
+var ErrStdinFormat = errors.New("reader: the format of standard input is told as it is opened (OpenBlocks, Load), not beforehand")
+
 // DetectFormat tells the format of the file at path from its first bytes,
 // never from its name. Anything that is not Arrow, Parquet or a cache is
-// LIBSVM text (compressed or not; Open tells which). "-" (standard input) is
-// always LIBSVM.
+// LIBSVM text (compressed or not; Open tells which). For "-" it returns
+// ErrStdinFormat.
 func DetectFormat(path string) (Format, error) {
 	return detectFormat(path, &core.Options{})
 }
@@ -67,7 +73,7 @@ func DetectFormat(path string) (Format, error) {
 // detectFormat is DetectFormat with the file opened by o.openFile.
 func detectFormat(path string, o *core.Options) (Format, error) {
 	if path == "-" {
-		return LIBSVM, nil
+		return 0, ErrStdinFormat
 	}
 	f, err := o.OpenFile(path)
 	if err != nil {
@@ -121,13 +127,23 @@ func FormatForOutput(path string) Format {
 // and the cache; Arrow and Parquet blocks follow the file's record batches
 // (row groups), which are handed out without copying where the types allow.
 // The options apply to LIBSVM text; WithMaxIndex and WithOpener apply to
-// every format.
+// every format. "-" is standard input in any of these formats, read as
+// OpenStdin says (named StdinName in errors; a temporary copy of a
+// columnar stream is removed by Close).
 func OpenBlocks(path string, blockRows int, opts ...core.Option) (core.BlockReader, error) {
+	if path == "-" {
+		return openStdinBlocks(os.Stdin, blockRows, opts)
+	}
 	o := core.BuildOptions(opts)
 	f, err := detectFormat(path, &o)
 	if err != nil {
 		return nil, err
 	}
+	return openFormat(path, f, blockRows, opts)
+}
+
+// openFormat opens path as a file of format f.
+func openFormat(path string, f Format, blockRows int, opts []core.Option) (core.BlockReader, error) {
 	switch f {
 	case ArrowFile, ArrowStream:
 		return columnar.OpenArrow(path, f == ArrowStream, opts...)

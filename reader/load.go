@@ -1,15 +1,18 @@
 package reader
 
 import (
+	"os"
+
 	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
 // Load reads the whole file at path into one CSR. The file may be LIBSVM
-// text (see Open: compressed or not, "-" for standard input), read by
-// libsvm.Load, or any other format DetectFormat recognises (Arrow IPC,
-// Parquet, the binary cache), which is read through OpenBlocks.
+// text (see Open: compressed or not), read by libsvm.Load, or any other
+// format DetectFormat recognises (Arrow IPC, Parquet, the binary cache),
+// which is read through OpenBlocks. "-" is standard input in any of these
+// formats, read as OpenStdin says.
 //
 // LIBSVM text is read by one goroutine that reads and decompresses the
 // input into chunks of whole lines (WithChunkBytes) and WithWorkers
@@ -19,6 +22,9 @@ import (
 // and every goroutine has ended when Load returns. An empty input gives a
 // CSR with no rows.
 func Load(path string, opts ...Option) (*sparsevec.CSR, error) {
+	if path == "-" {
+		return loadStdin(os.Stdin, opts)
+	}
 	o := core.BuildOptions(opts)
 	if f, err := detectFormat(path, &o); err == nil && f != LIBSVM {
 		b, err := OpenBlocks(path, 1<<16, opts...)

@@ -98,6 +98,11 @@ func ShardName(i, n int, ext string) string {
 // shardNameRE matches the names ShardName produces, any extension.
 var shardNameRE = regexp.MustCompile(`^part-[0-9]{5}-of-[0-9]{5}(\..*)?$`)
 
+// IsShardName reports whether name is a name ShardName produces (any
+// extension): a file Split writes before the manifest that completes the
+// set.
+func IsShardName(name string) bool { return shardNameRE.MatchString(name) }
+
 // encode renders m in the manifest text format.
 func (m *Manifest) encode() []byte {
 	var b bytes.Buffer

@@ -200,8 +200,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		results = append(results, benchResult{row.Table, row.Data, row.Method, row.Scale01, row.Paper, res})
 	}
-	printSeedTables(stdout, results, *reps, *folds)
-	fmt.Fprintf(stdout, "\nwall time %.1fs (%d x %d-fold CV per row, seed %d)\n", time.Since(start).Seconds(), *reps, *folds, *seed)
+	report := reportTo(stdout, stderr, *jsonOut)
+	printSeedTables(report, results, *reps, *folds)
+	fmt.Fprintf(report, "\nwall time %.1fs (%d x %d-fold CV per row, seed %d)\n", time.Since(start).Seconds(), *reps, *folds, *seed)
 	if *jsonOut != "" {
 		return writeJSON(*jsonOut, results)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/polyhedral/cpm/input"
 	"github.com/polyhedral/cpm/internal/iocount"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/reader/libsvm"
@@ -23,15 +24,19 @@ const convertUsage = `cpm convert --idx-images FILE --idx-labels FILE [--digit D
 
 Converts sparse rows between formats. INPUT may be LIBSVM text (plain or
 gzip/zstd/bzip2-compressed), an Arrow IPC file or stream, Parquet, or a
-binary row cache, detected from its content; it is read block by block,
-so it may be larger than memory. With --idx-images and --idx-labels
+binary row cache, detected from its content; - (standard input) in any of
+these; a shard directory; or a directory or quoted glob of such files, read
+one after the other sorted by path (names starting with . or _ skipped),
+each file's format detected on its own. It is read block by block, so it
+may be larger than memory. With --idx-images and --idx-labels
 instead, reads the MNIST idx image and label files (plain or compressed):
 feature 1+row*cols+col = pixel/255, zero pixels omitted, label = the digit.
 
 OUT's format follows its extension: .arrow, .feather or .ipc an Arrow IPC
 file; .arrows an Arrow IPC stream; .parquet or .pq Parquet; .cpmcache the
 binary row cache (recording INPUT's size, time and first 64 KiB, so that
-train -t INPUT --cache OUT reads it instead of INPUT); anything else LIBSVM
+train -t INPUT --cache OUT reads it instead of INPUT; a cache of standard
+input, a directory or a glob records no source); anything else LIBSVM
 text, compressed by the extension (.zst zstd, .gz gzip, else plain). "-"
 writes plain LIBSVM text to standard output. Arrow and Parquet hold two
 columns, label: float32 and features: list<struct<index: uint32, value:
@@ -57,14 +62,17 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 		return err
 	}
 	defer o.lim.annotate(&err)
+	if !o.idx {
+		noteData(stderr, "", o.inputs[0])
+	}
 	start := time.Now()
 	src, err := o.openInput(ctx)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	source := "" // the input whose identity a cache records
-	if !o.idx {
+	source := "" // the input whose identity a cache records: one file
+	if !o.idx && !input.IsShardSet(o.inputs[0]) {
 		source = o.inputs[0]
 	}
 	dst, err := convertOutput(ctx, o.out, o.format, source, o.compression, o.batchRows, stdout, o.lim)
@@ -152,7 +160,7 @@ func parseConvert(args []string, stderr io.Writer) (*convertOptions, error) {
 // or INPUT block by block.
 func (o *convertOptions) openInput(ctx context.Context) (reader.BlockReader, error) {
 	if !o.idx {
-		src, err := reader.OpenBlocks(o.inputs[0], reader.DefaultBatchRows, o.lim.opts(ctx)...)
+		src, err := openBlocks(o.inputs[0], reader.DefaultBatchRows, o.lim.opts(ctx)...)
 		if err != nil {
 			return nil, fmt.Errorf("reading input: %w", err)
 		}

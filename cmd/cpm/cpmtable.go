@@ -178,7 +178,7 @@ func runCPMTable(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}
 	start := time.Now()
-	tr := tableOptions{dir: *dir, runs: *runs, tune: *tune, real: real, stdout: stdout, stderr: stderr, logf: logf}
+	tr := tableOptions{dir: *dir, runs: *runs, tune: *tune, real: real, stdout: reportTo(stdout, stderr, *jsonOut), stderr: stderr, logf: logf}
 	var rows []tableRow
 	for _, set := range tableSets() {
 		if *only != "" && !strings.Contains(set.Name, *only) {
@@ -197,8 +197,9 @@ func runCPMTable(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		rows = append(rows, row)
 	}
-	printCPMTable(stdout, rows)
-	fmt.Fprintf(stdout, "\nwall time %.1fs, %d run(s) per row\n", time.Since(start).Seconds(), *runs)
+	report := reportTo(stdout, stderr, *jsonOut)
+	printCPMTable(report, rows)
+	fmt.Fprintf(report, "\nwall time %.1fs, %d run(s) per row\n", time.Since(start).Seconds(), *runs)
 	if *jsonOut != "" {
 		return writeJSON(*jsonOut, rows)
 	}

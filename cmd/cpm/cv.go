@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/polyhedral/cpm/cv"
-	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/scale"
 )
 
@@ -83,7 +82,10 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true, inputs: []string{path}}); err != nil {
 		return err
 	}
-	data, err := reader.Load(path, lim.opts(ctx)...)
+	if !*quiet {
+		noteData(stderr, "", path)
+	}
+	data, err := loadData(path, lim.opts(ctx)...)
 	if err != nil {
 		return err
 	}
@@ -119,7 +121,7 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err != nil {
 		return err
 	}
-	printCV(stdout, fmt.Sprintf("%s on %s", lf.describe(), path), scaleNote(spec.Scale), res)
+	printCV(reportTo(stdout, stderr, *jsonOut), fmt.Sprintf("%s on %s", lf.describe(), path), scaleNote(spec.Scale), res)
 	if *jsonOut != "" {
 		return writeJSON(*jsonOut, cvMetrics{Command: "cv", Learner: spec.Name, Data: path, Scale01: spec.Scale == scale.MinMax, Scale: string(cmp.Or(spec.Scale, scale.None)), Seed: lf.seed, Result: res})
 	}

@@ -78,7 +78,7 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, prob
 		defer scores.Abort() // a no-op after Close
 		out = bufio.NewWriterSize(scores, 1<<16)
 	}
-	st, err := reader.OpenBlocks(path, 4096, opts...)
+	st, err := openBlocks(path, 4096, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -156,8 +156,8 @@ const predictUsage = "cpm predict -m MODEL -c DATA [-s SCORES [--proba]]"
 func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlags("predict", stderr, predictUsage)
 	modelPath := fs.String("m", "", "model `file`")
-	dataPath := fs.String("c", "", "data `file` to score (LIBSVM; labels are used for the error report)")
-	scores := fs.String("s", "", "write one line per row to `file`: score and assigned face (the predicted label for multiclass models)")
+	dataPath := fs.String("c", "", "`data` to score (a file in any input format, - for standard input, a directory or a glob; labels are used for the error report)")
+	scores := fs.String("s", "", "write one line per row to `file` (- for standard output; the error report then goes to standard error): score and assigned face (the predicted label for multiclass models)")
 	proba := fs.Bool("proba", false, "with -s: append p(y = positive label | x) to each line (plume, spla1)")
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
@@ -180,7 +180,8 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if err := checkOutputs(outputPath{flag: "-s", path: *scores, stdout: true, inputs: []string{*modelPath, *dataPath}}); err != nil {
 		return err
 	}
-	return scoreWithModel(ctx, stdout, *modelPath, *dataPath, *scores, *proba, mem.v(), lim.opts(ctx)...)
+	noteData(stderr, "-c", *dataPath)
+	return scoreWithModel(ctx, reportTo(stdout, stderr, *scores), *modelPath, *dataPath, *scores, *proba, mem.v(), lim.opts(ctx)...)
 }
 
 // scoreWithModel loads a model, scores a labelled file with it (writing
@@ -217,7 +218,7 @@ const evalUsage = "cpm eval -m MODEL [--json FILE] DATA"
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlags("eval", stderr, evalUsage)
 	modelPath := fs.String("m", "", "model `file`")
-	jsonOut := fs.String("json", "", "write error, confusion matrix and face counts as JSON to `file`")
+	jsonOut := fs.String("json", "", "write error, confusion matrix and face counts as JSON to `file` (- for standard output; the report then goes to standard error)")
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
 	mem := addMemoryFlag(fs)
@@ -235,11 +236,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return err
 	}
+	noteData(stderr, "", fs.Arg(0))
 	res, err := evaluate(ctx, m, fs.Arg(0), "", false, lim.opts(ctx)...)
 	if err != nil {
 		return err
 	}
-	printEval(stdout, m, res)
+	printEval(reportTo(stdout, stderr, *jsonOut), m, res)
 	if *jsonOut == "" {
 		return nil
 	}

@@ -48,6 +48,10 @@ func TestExitStatuses(t *testing.T) {
 	empty := write("empty.libsvm", nil)
 	glued := write("glued.libsvm", []byte("1 1:2#c\n-1 1:-1 #c\n1#c\n-1 2:1#x:y\n"))
 	noValue := write("novalue.libsvm", []byte("1 1:2\n1 1:#\n"))
+	brokenSet := t.TempDir()
+	if err := os.WriteFile(filepath.Join(brokenSet, "SHARDS"), []byte("not a manifest\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	nanArgs, nanCk := nanWeightCheckpoint(t, dir)
 	set, editedShard := editedShardSet(t, dir)
 
@@ -69,9 +73,9 @@ func TestExitStatuses(t *testing.T) {
 		{"truncated model", []string{"inspect", truncated}, exitBadInput, "truncated"},
 		{"bad metrics log", []string{"plot", "curve", "--log", badLog, "-o", filepath.Join(dir, "c.png")}, exitBadInput, badLog + ":2:"},
 		{"empty data", []string{"train", "-q", "-t", empty, "-o", filepath.Join(dir, "m")}, exitBadInput, "no rows to train on"},
-		{"shard set without --stream", []string{"train", "-q", "-t", dir, "-o", filepath.Join(dir, "m")}, exitUsage, "with --stream"},
-		{"glob matching nothing", []string{"train", "-q", "--stream", "-t", filepath.Join(dir, "none-*.libsvm.zst"), "-o", filepath.Join(dir, "m")}, exitIO, "matches no shard file"},
-		{"shard directory without a manifest", []string{"train", "-q", "--stream", "-t", dir, "-o", filepath.Join(dir, "m")}, exitBadInput, "incomplete"},
+		{"directory of files, one of them bad", []string{"train", "-q", "-t", dir, "-o", filepath.Join(dir, "m")}, exitBadInput, filepath.Join(dir, "bad.jsonl") + ":1:1: missing label"},
+		{"glob matching nothing", []string{"train", "-q", "--stream", "-t", filepath.Join(dir, "none-*.libsvm.zst"), "-o", filepath.Join(dir, "m")}, exitIO, "matches no data file"},
+		{"shard directory with a damaged manifest", []string{"train", "-q", "--stream", "-t", brokenSet, "-o", filepath.Join(dir, "m")}, exitBadInput, "SHARDS"},
 		{"missing data", []string{"train", "-q", "-t", missing, "-o", filepath.Join(dir, "m")}, exitIO, "no such file"},
 		{"missing model", []string{"eval", "-m", filepath.Join(dir, "none.model"), heart}, exitIO, "no such file"},
 		{"unwritable model", []string{"train", "-q", "-k", "2", "-i", "2000", "-t", heart, "-o", filepath.Join(dir, "no", "dir", "m")}, exitIO, "no such file"},

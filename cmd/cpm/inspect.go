@@ -129,7 +129,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 			return err
 		}
 	}
-	bw := bufio.NewWriter(ctxWriter{ctx, stdout})
+	bw := bufio.NewWriter(ctxWriter{ctx, reportTo(stdout, stderr, *jsonOut)})
 	in.print(bw)
 	if err := bw.Flush(); err != nil {
 		return err
@@ -251,7 +251,7 @@ func abs32(v float32) float32 { return float32(math.Abs(float64(v))) }
 // then inactive. For one-vs-one models a pair's polytopes see only the
 // rows of the pair's two labels.
 func (in *inspection) assign(ctx context.Context, m *model.Model, path string, opts ...reader.Option) error {
-	st, err := reader.OpenBlocks(path, 4096, opts...)
+	st, err := openBlocks(path, 4096, opts...)
 	if err != nil {
 		return err
 	}

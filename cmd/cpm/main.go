@@ -97,8 +97,13 @@ usage:
 Learners (cpm train --learner NAME): cpm (default), perceptron, kperceptron,
 polyceptron-online, polyceptron-batch, plume, spla1.
 
-Data files are LIBSVM text, plain or zstd/gzip/bzip2-compressed (detected
-from the content); "-" reads standard input. Run "cpm COMMAND -h" for flags.
+Data (-t, -c, --valid, DATA, IN) is LIBSVM text, plain or zstd/gzip/bzip2-
+compressed, Arrow IPC, Parquet or a row cache, detected from the content;
+"-" reads standard input in any of these; a directory is a shard set (with a
+SHARDS manifest) or its files found recursively, and a quoted glob its
+matches: read one after the other sorted by path, names starting with . or
+_ skipped (_SUCCESS, .crc, _delta_log), each file's format detected on its
+own. Run "cpm COMMAND -h" for flags.
 
 Exit status:
   0    success
@@ -114,7 +119,7 @@ Exit status:
        input beyond a limit (--max-features, --max-line-bytes,
        --max-memory)
   4    I/O error: a file that cannot be opened, read or written (missing,
-       permission denied, disk full), a shard glob that matches no file,
+       permission denied, disk full), a directory or glob with no data file,
        the MNIST files cpm gen needs, an output whose directory does not
        exist or is not writable
   130  interrupted (SIGINT or SIGTERM)
@@ -124,7 +129,9 @@ shard OUTDIR) are checked before any work starts. A regular file is replaced
 atomically (temporary file .NAME.tmp-PID-RANDOM in the same directory,
 fsync, rename, directory fsync; the old file's mode is kept), a symbolic
 link's target is replaced and the link kept, a character device or FIFO is
-written straight through, and "-" is standard output where a flag says so.
+written straight through, and "-" is standard output where a flag says so
+(one output at most; a report the command would print there then goes to
+standard error).
 /dev/stdout writes to the open standard output. Temporaries left by killed
 runs are removed by the next run that writes the same path.
 `

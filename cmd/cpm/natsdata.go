@@ -31,7 +31,7 @@ func (n *natsFlags) checkData(flag, path string) error {
 	case path == "-":
 		return usagef("--data-root: the workers read a file inside %s; %s - (standard input) is none: give the file, or drop --data-root", n.dataRoot, flag)
 	case input.IsShardSet(path):
-		return usagef("--data-root: %s %s is a shard set; give one file inside %s, or drop --data-root", flag, path, n.dataRoot)
+		return usagef("--data-root: %s %s names several files (a shard set, a directory or a glob); give one file inside %s, or drop --data-root", flag, path, n.dataRoot)
 	}
 	root, err := resolvePath(n.dataRoot)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/polyhedral/cpm/input"
 	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/reader/rowcache"
 )
@@ -29,11 +30,19 @@ type outputPath struct {
 // outputs naming the same file. The error names the flag and the path: a
 // path the command line should not have named wraps atomicfile.ErrRefused
 // (exit status 2), an unwritable or missing directory is an I/O error
-// (exit status 4).
+// (exit status 4). At most one output may be "-" (standard output), which
+// then carries that output's data alone.
 func checkOutputs(outs ...outputPath) error {
 	seen := map[string]string{}
 	for _, o := range outs {
-		if o.path == "" || o.path == "-" && o.stdout {
+		if o.path == "-" && o.stdout {
+			if prev, dup := seen["-"]; dup {
+				return usagef("%s - and %s: only one output can go to standard output", o.flag, prev)
+			}
+			seen["-"] = o.flag + " -"
+			continue
+		}
+		if o.path == "" {
 			continue
 		}
 		opts := append([]atomicfile.Option{atomicfile.NotSameAs(o.inputs...)}, o.opts...)
@@ -81,14 +90,29 @@ func cacheRules() []atomicfile.Option {
 }
 
 // checkInputs checks, before any work, that the named input files exist
-// and, for regular files, can be opened for reading ("" and "-" are
-// skipped; a FIFO is not opened, which would take its writer's data or
+// and, for regular files, can be opened for reading, and that a directory
+// or glob names data files (input.Resolve) ("" and "-" are skipped; a FIFO is not opened, which would take its writer's data or
 // block). The error names the flag and wraps the *fs.PathError (exit
-// status 4).
+// status 4). Standard input ("-") can be read once: two inputs naming it
+// are a usage error.
 func checkInputs(ins ...[2]string) error {
+	stdin := ""
 	for _, in := range ins {
 		flag, path := in[0], in[1]
+		if path == "-" && stdin != "" {
+			return usagef("%s - and %s -: standard input can be read once", stdin, flag)
+		}
+		if path == "-" {
+			stdin = flag
+		}
 		if path == "" || path == "-" {
+			continue
+		}
+		if input.IsShardSet(path) {
+			// A directory or glob: its files, as the command will read them.
+			if _, err := input.Resolve(path); err != nil {
+				return fmt.Errorf("%s: %w", flag, err)
+			}
 			continue
 		}
 		fi, err := os.Stat(path)

@@ -118,7 +118,7 @@ func runPlotRegions(ctx context.Context, args []string, stderr io.Writer) (err e
 	if err != nil {
 		return err
 	}
-	data, err := reader.Load(*dataPath, lim.opts(ctx)...)
+	data, err := loadData(*dataPath, lim.opts(ctx)...)
 	if err != nil {
 		return err
 	}

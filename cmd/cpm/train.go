@@ -48,7 +48,8 @@ type trainOptions struct {
 	buffer, readers, selectFolds              int
 	progressEvery                             int64
 	inner                                     labelFlag
-	args                                      []string // the arguments, for the resume hint
+	spillLimit                                countFlag // --spill-limit
+	args                                      []string  // the arguments, for the resume hint
 
 	learnerFlags *learnerFlags
 	ckpt         *checkpointFlags
@@ -72,9 +73,9 @@ type trainOptions struct {
 func parseTrain(args []string, stderr io.Writer) (*trainOptions, error) {
 	fs := newFlags("train", stderr, trainUsage)
 	o := &trainOptions{args: args, learnerFlags: addLearnerFlags(fs)}
-	fs.StringVar(&o.train, "t", "", "training data: a `file` (LIBSVM plain/zstd/gzip/bzip2, Arrow IPC, Parquet, or a cache; - for stdin LIBSVM), or with --stream a shard directory or glob")
-	fs.StringVar(&o.test, "c", "", "test data `file`: after training, score it and report the error")
-	fs.StringVar(&o.modelOut, "o", "", "write the model to `file` (atomically)")
+	fs.StringVar(&o.train, "t", "", "training `data`: a file (LIBSVM plain/zstd/gzip/bzip2, Arrow IPC, Parquet, or a cache), - for standard input (any of these), a directory (a shard set, or its files sorted by path, _ and . names skipped) or a quoted glob")
+	fs.StringVar(&o.test, "c", "", "test `data` (a file, -, a directory or a glob, as -t): after training, score it and report the error")
+	fs.StringVar(&o.modelOut, "o", "", "write the model to `file` (atomically; - for standard output)")
 	fs.StringVar(&o.modelIn, "m", "", "without -t: load this model `file` and score -c TEST with it (as the authors' tool)")
 	fs.StringVar(&o.scoresOut, "s", "", "with -c: write one line per test row to `file` (score and face; the label for multiclass models)")
 	fs.BoolVar(&o.quiet, "q", false, "quiet: no progress lines")
@@ -86,6 +87,8 @@ func parseTrain(args []string, stderr io.Writer) (*trainOptions, error) {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of training to `file` (go tool pprof)")
 	fs.IntVar(&o.selectFolds, "select-folds", 5, "with a list of K (-k 2,3,4): folds of the stratified cross-validation that chooses K")
 	fs.Var(&o.inner, "inner_label", "with --stream: the other label (default -1)")
+	o.spillLimit = countFlag{min: 0, max: maxMemoryFlag, sizes: true}
+	fs.Var(&o.spillLimit, "spill-limit", "with --stream -t -: the most `bytes` the temporary spill file that keeps standard input's rows for the later passes may take (suffixes KiB, MiB, GiB; 0: as much as the disk holds)")
 	o.ckpt = addCheckpointFlags(fs)
 	fs.StringVar(&o.metricsLog, "metrics-log", "", "write a training curve to `file` (JSON Lines, one object per progress report of each cpm polytope, or per pass or iteration of the other learners; cpm plot curve draws it)")
 	fs.Int64Var(&o.progressEvery, "progress-every", 0, "cpm: SGD `steps` between progress lines and --metrics-log records (default 1048576)")
@@ -122,7 +125,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	defer o.lim.annotate(&err)
 	defer o.mem.annotate(&err)
 	if o.train == "" && o.modelIn != "" {
-		return o.scoreModel(ctx, stdout)
+		return o.scoreModel(ctx, stdout, stderr)
 	}
 	if err := o.validate(); err != nil {
 		return err
@@ -154,12 +157,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err := o.report(stderr, m, rep, &met); err != nil {
 		return err
 	}
-	return o.writeOutputs(ctx, stdout, m, &met)
+	return o.writeOutputs(ctx, stdout, stderr, m, &met)
 }
 
 // scoreModel is train with -m MODEL -c TEST and no -t: it scores the test
 // data with the model, as the authors' tool does.
-func (o *trainOptions) scoreModel(ctx context.Context, stdout io.Writer) error {
+func (o *trainOptions) scoreModel(ctx context.Context, stdout, stderr io.Writer) error {
 	if o.test == "" {
 		return usagef("-m MODEL needs -c TEST")
 	}
@@ -169,7 +172,8 @@ func (o *trainOptions) scoreModel(ctx context.Context, stdout io.Writer) error {
 	if err := checkOutputs(outputPath{flag: "-s", path: o.scoresOut, stdout: true, inputs: []string{o.modelIn, o.test}}); err != nil {
 		return err
 	}
-	return scoreWithModel(ctx, stdout, o.modelIn, o.test, o.scoresOut, false, o.mem.v(), o.lim.opts(ctx)...)
+	noteData(stderr, "-c", o.test)
+	return scoreWithModel(ctx, reportTo(stdout, stderr, o.scoresOut), o.modelIn, o.test, o.scoresOut, false, o.mem.v(), o.lim.opts(ctx)...)
 }
 
 // validate checks the training command line, before any file is read, and
@@ -237,9 +241,6 @@ func (o *trainOptions) setLearner() error {
 // validateInput checks -t against --stream and --cache and sets the cache
 // file and, for a streamed run, the two classes [outer, inner].
 func (o *trainOptions) validateInput() error {
-	if !o.stream && input.IsShardSet(o.train) {
-		return usagef("%s is a shard set (a directory or glob): train from it with --stream", o.train)
-	}
 	cache, err := input.CachePath(o.train, o.cache)
 	if err != nil {
 		return usagef("--cache %s: %w", o.cache, err)
@@ -265,7 +266,7 @@ func (o *trainOptions) validateInput() error {
 // input files exist and that its outputs may be written (checkTrainFiles).
 func (o *trainOptions) checkFiles() error {
 	return checkTrainFiles(o.train, o.test, o.valid.file, o.ckpt, o.cachePath, []outputPath{
-		{flag: "-o", path: o.modelOut},
+		{flag: "-o", path: o.modelOut, stdout: true},
 		{flag: "-s", path: o.scoresOut, stdout: true},
 		{flag: "--json", path: o.jsonOut, stdout: true},
 		{flag: "--metrics-log", path: o.metricsLog},
@@ -274,16 +275,13 @@ func (o *trainOptions) checkFiles() error {
 }
 
 // checkTrainFiles checks, before train reads or trains anything, that its
-// input files exist (-c TEST, --valid, --init, --resume, and -t when it is
-// a file) and that its outputs may be written (checkOutputs): outs, plus
+// input files exist (-t, -c TEST, --valid, --init, --resume; a directory or
+// glob names data files) and that its outputs may be written (checkOutputs): outs, plus
 // --checkpoint and the cache file (input.CachePath). No output may
 // be a data input; -o may be the --init model and --checkpoint the
 // --resume file, which they continue.
 func checkTrainFiles(train, test, valid string, ckf *checkpointFlags, cache string, outs []outputPath) error {
-	ins := [][2]string{{"-c", test}, {"--valid", valid}, {"--init", ckf.init}, {"--resume", ckf.resume}}
-	if !input.IsShardSet(train) {
-		ins = append(ins, [2]string{"-t", train})
-	}
+	ins := [][2]string{{"-t", train}, {"-c", test}, {"--valid", valid}, {"--init", ckf.init}, {"--resume", ckf.resume}}
 	if err := checkInputs(ins...); err != nil {
 		return err
 	}

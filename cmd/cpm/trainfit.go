@@ -11,7 +11,6 @@ import (
 	"github.com/polyhedral/cpm/input"
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
-	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -84,7 +83,10 @@ func (run *trainRun) close(err *error) {
 // trainStream trains a binary CPM by passes over -t (a file or a shard
 // set, through the cache), shared by the polytopes of a double-sided CPM.
 func (o *trainOptions) trainStream(ctx context.Context, stderr io.Writer, met *trainMetrics) (*model.Model, *learner.Report, error) {
-	in, err := input.Open(o.train, input.Config{Cache: o.cachePath, Readers: o.readers}, o.lim.opts(ctx)...)
+	if !o.quiet {
+		noteData(stderr, "-t", o.train)
+	}
+	in, err := input.Open(o.train, input.Config{Cache: o.cachePath, Readers: o.readers, SpillLimit: int64(o.spillLimit.v)}, o.lim.opts(ctx)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -167,8 +169,11 @@ func (o *trainOptions) trainNATS(ctx context.Context, stderr io.Writer, data *sp
 // matches the source is read instead of it; otherwise the source is read
 // and the cache written on the way).
 func (o *trainOptions) load(ctx context.Context, stderr io.Writer) (*sparsevec.CSR, error) {
+	if !o.quiet {
+		noteData(stderr, "-t", o.train)
+	}
 	if o.cachePath == "" {
-		return reader.Load(o.train, o.lim.opts(ctx)...)
+		return loadData(o.train, o.lim.opts(ctx)...)
 	}
 	in, err := input.Open(o.train, input.Config{Cache: o.cachePath, Readers: 1}, o.lim.opts(ctx)...)
 	if err != nil {
@@ -191,6 +196,12 @@ func (o *trainOptions) noteCache(stderr io.Writer, c input.CacheStatus) {
 		fmt.Fprintf(stderr, "the first pass writes cache %s\n", c.Path)
 	case input.CacheStale:
 		fmt.Fprintf(stderr, "rebuilding cache: %v\n", c.Reason)
+	case input.CacheSpill:
+		limit := "as much as the disk holds"
+		if o.spillLimit.v > 0 {
+			limit = fmt.Sprintf("at most %d bytes (--spill-limit)", o.spillLimit.v)
+		}
+		fmt.Fprintf(stderr, "standard input is read once: the first pass keeps its rows in spill file %s for the later passes (%s; removed at exit)\n", c.Path, limit)
 	}
 }
 

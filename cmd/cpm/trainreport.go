@@ -177,13 +177,16 @@ func (o *trainOptions) reportCPM(stderr io.Writer, m *model.Model, r *sgd.Report
 
 // writeOutputs writes the model (-o), scores the test data (-c, -s) and
 // writes the metrics (--json).
-func (o *trainOptions) writeOutputs(ctx context.Context, stdout io.Writer, m *model.Model, met *trainMetrics) error {
+func (o *trainOptions) writeOutputs(ctx context.Context, stdout, stderr io.Writer, m *model.Model, met *trainMetrics) error {
 	if o.modelOut != "" {
-		if err := model.Save(o.modelOut, m); err != nil {
+		if err := saveModel(o.modelOut, m, stdout); err != nil {
 			return err
 		}
 	}
 	if o.test != "" {
+		if !o.quiet {
+			noteData(stderr, "-c", o.test)
+		}
 		start := time.Now()
 		res, err := evaluate(ctx, m, o.test, o.scoresOut, false, o.lim.opts(ctx)...)
 		if err != nil {
@@ -192,7 +195,7 @@ func (o *trainOptions) writeOutputs(ctx context.Context, stdout io.Writer, m *mo
 		met.TestSeconds = time.Since(start).Seconds()
 		e := res.errorRate()
 		met.TestError = &e
-		fmt.Fprintf(stdout, "test error %.4f%% (%d/%d) on %s\n", 100*e, res.wrong, res.rows, o.test)
+		fmt.Fprintf(reportTo(stdout, stderr, o.modelOut, o.scoresOut, o.jsonOut), "test error %.4f%% (%d/%d) on %s\n", 100*e, res.wrong, res.rows, o.test)
 	}
 	if o.jsonOut != "" {
 		return writeJSON(o.jsonOut, met)

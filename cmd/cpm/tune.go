@@ -10,8 +10,6 @@ import (
 
 	"github.com/polyhedral/cpm/cv"
 	"github.com/polyhedral/cpm/learner"
-	"github.com/polyhedral/cpm/model"
-	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sparsevec"
 	"github.com/polyhedral/cpm/tune"
 )
@@ -71,7 +69,7 @@ func parseTune(args []string, stderr io.Writer) (*tuneOptions, error) {
 	fs.IntVar(&o.maxPoints, "max-points", tune.MaxPoints, "refuse a grid of more `points`")
 	fs.StringVar(&o.jsonOut, "json", "", "write the whole table as JSON to `file` (- for stdout)")
 	fs.StringVar(&o.csvOut, "csv", "", "write the whole table as CSV to `file` (- for stdout)")
-	fs.StringVar(&o.out, "o", "", "train the chosen point on all of DATA as cpm train does and write the model to `file`")
+	fs.StringVar(&o.out, "o", "", "train the chosen point on all of DATA as cpm train does and write the model to `file` (- for standard output)")
 	fs.BoolVar(&o.quiet, "q", false, "quiet: no progress lines")
 	o.lim = addLimitFlags(fs)
 	o.mem = addMemoryFlag(fs)
@@ -156,7 +154,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err := checkOutputs(
 		outputPath{flag: "--json", path: o.jsonOut, stdout: true, inputs: ins},
 		outputPath{flag: "--csv", path: o.csvOut, stdout: true, inputs: ins},
-		outputPath{flag: "-o", path: o.out, inputs: ins}); err != nil {
+		outputPath{flag: "-o", path: o.out, stdout: true, inputs: ins}); err != nil {
 		return err
 	}
 	data, cfg, err := o.load(ctx, stderr)
@@ -190,12 +188,12 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return err
 	}
 	res.Seconds = time.Since(start).Seconds()
-	o.print(stdout, data, res)
+	o.print(reportTo(stdout, stderr, o.jsonOut, o.csvOut, o.out), data, res)
 	if err := o.writeTables(res, data); err != nil {
 		return err
 	}
 	if o.out != "" {
-		return o.trainChosen(ctx, stderr, data.all, res.Rows[res.Chosen].Point)
+		return o.trainChosen(ctx, stdout, stderr, data.all, res.Rows[res.Chosen].Point)
 	}
 	return nil
 }
@@ -223,7 +221,10 @@ type tuneData struct {
 // load reads DATA (and --valid) and sets up the scoring.
 func (o *tuneOptions) load(ctx context.Context, stderr io.Writer) (*tuneData, tune.Config, error) {
 	cfg := tune.Config{Workers: o.workers, MaxMemory: o.mem.v(), Seed: o.lf.seed, Seeds: o.seeds}
-	all, err := reader.Load(o.data, o.lim.opts(ctx)...)
+	if !o.quiet {
+		noteData(stderr, "", o.data)
+	}
+	all, err := loadData(o.data, o.lim.opts(ctx)...)
 	if err != nil {
 		return nil, cfg, err
 	}
@@ -235,7 +236,10 @@ func (o *tuneOptions) load(ctx context.Context, stderr io.Writer) (*tuneData, tu
 		}
 		d.method = fmt.Sprintf("holdout %g (%d rows) x %d seed(s)", o.holdout, d.valid.Rows(), o.seeds)
 	case o.valid != "":
-		if d.valid, err = reader.Load(o.valid, o.lim.opts(ctx)...); err != nil {
+		if !o.quiet {
+			noteData(stderr, "--valid", o.valid)
+		}
+		if d.valid, err = loadData(o.valid, o.lim.opts(ctx)...); err != nil {
 			return nil, cfg, fmt.Errorf("--valid: %w", err)
 		}
 		d.method = fmt.Sprintf("validation file %s (%d rows) x %d seed(s)", o.valid, d.valid.Rows(), o.seeds)
@@ -267,7 +271,7 @@ func progressLine(stderr io.Writer) func(r *tune.Row, done, total int) {
 
 // trainChosen trains the chosen point on all the data as cpm train with
 // its flags does, and writes the model.
-func (o *tuneOptions) trainChosen(ctx context.Context, stderr io.Writer, data *sparsevec.CSR, p tune.Point) error {
+func (o *tuneOptions) trainChosen(ctx context.Context, stdout, stderr io.Writer, data *sparsevec.CSR, p tune.Point) error {
 	spec, err := o.lf.buildWith(p.Flags)
 	if err != nil {
 		return err
@@ -280,7 +284,7 @@ func (o *tuneOptions) trainChosen(ctx context.Context, stderr io.Writer, data *s
 	if err != nil {
 		return err
 	}
-	if err := model.Save(o.out, m); err != nil {
+	if err := saveModel(o.out, m, stdout); err != nil {
 		return err
 	}
 	if !o.quiet {

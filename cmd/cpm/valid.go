@@ -25,7 +25,7 @@ type validFlags struct {
 func addValidFlags(fs *flag.FlagSet) *validFlags {
 	v := &validFlags{}
 	fs.Float64Var(&v.holdout, "holdout", 0, "cpm: hold out this `fraction` of the training rows (stratified by label, seeded by --seed) for validation")
-	fs.StringVar(&v.file, "valid", "", "cpm: validation data `file` (any input format); its error is shown in the progress table")
+	fs.StringVar(&v.file, "valid", "", "cpm: validation `data` (any input format; a file, -, a directory or a glob, as -t); its error is shown in the progress table")
 	fs.Int64Var(&v.every, "valid-every", 0, "with --holdout or --valid: SGD `steps` between evaluations of each polytope (default: --progress-every)")
 	fs.IntVar(&v.earlyStop, "early-stop", 0, "with --holdout or --valid: stop a polytope after `N` evaluations without a lower validation error and keep its best weights (0: train all -i steps)")
 	return v
@@ -75,7 +75,10 @@ func (v *validFlags) load(spec *learner.Spec, data **sparsevec.CSR, stderr io.Wr
 		}
 	} else {
 		var err error
-		if valid, err = reader.Load(v.file, opts...); err != nil {
+		if !quiet {
+			noteData(stderr, "--valid", v.file)
+		}
+		if valid, err = loadData(v.file, opts...); err != nil {
 			return fmt.Errorf("--valid: %w", err)
 		}
 		if valid.Rows() == 0 {

@@ -56,7 +56,7 @@ func Open(path string) (io.ReadCloser, error) {
 func OpenText(path string, o *Options) (io.ReadCloser, error) {
 	ctx := o.Ctx
 	var f *os.File
-	if path == "-" {
+	if path == "-" && o.Opener == nil {
 		f = os.Stdin
 	} else {
 		var err error

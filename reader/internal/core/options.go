@@ -56,7 +56,8 @@ func (o *Options) OpenFile(path string) (*os.File, error) {
 }
 
 // WithOpener makes OpenBlocks, libsvm.NewStream, Load and rowcache.Open
-// open their input file with open instead of os.Open (standard input aside). The
+// open their input file with open instead of os.Open, "-" included (which
+// without it is standard input). The
 // readers read the file it returns from its start and close it when done;
 // errors still name the path given to them. A caller that reads a file
 // several times and must read the same file each time, whatever happens to
