@@ -33,6 +33,8 @@ type Options struct {
 	ChunkBytes   int
 	Workers      int
 	Opener       func(path string) (*os.File, error) // nil: os.Open
+	ZeroBased    ZeroBased
+	Columnar     Columnar // column names of Arrow and Parquet input, Parquet page version
 
 	// writers
 	Compression string
@@ -61,6 +63,12 @@ func (o *Options) OpenFile(path string) (*os.File, error) {
 func WithOpener(open func(path string) (*os.File, error)) Option {
 	return func(o *Options) { o.Opener = open }
 }
+
+// WithZeroBased says whether the feature indices of the input are
+// 0-based (ZeroBasedYes: each is shifted by +1 on read), 1-based
+// (ZeroBasedNo) or decided per file (ZeroBasedAuto, the default; see each
+// format's reader).
+func WithZeroBased(z ZeroBased) Option { return func(o *Options) { o.ZeroBased = z } }
 
 func BuildOptions(opts []Option) Options {
 	o := Options{
