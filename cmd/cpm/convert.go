@@ -33,9 +33,11 @@ file; .arrows an Arrow IPC stream; .parquet or .pq Parquet; .cpmcache the
 binary row cache (recording INPUT's size, time and first 64 KiB, so that
 train -t INPUT --cache OUT reads it instead of INPUT); anything else LIBSVM
 text, compressed by the extension (.zst zstd, .gz gzip, else plain). "-"
-writes plain LIBSVM text to standard output. Arrow and Parquet hold two
-columns, label: float32 and features: list<struct<index: uint32, value:
-float32>>. A file OUT appears only once complete (written to a temporary
+writes plain LIBSVM text to standard output. Arrow and Parquet output hold
+two columns, label: float32 and features: list<struct<index: uint32, value:
+float32>>, with cpm.index_base = "1" (1-based indices) in their metadata;
+Arrow bodies are uncompressed unless --arrow-compression says otherwise,
+and Parquet has version 1 data pages unless --parquet-pages v2. A file OUT appears only once complete (written to a temporary
 file, then renamed; a symbolic link's target is replaced); a FIFO or
 character device is written straight through. OUT is checked before any
 input is read: a directory, or the input itself, is refused.`
@@ -67,7 +69,10 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if !o.idx {
 		source = o.inputs[0]
 	}
-	dst, err := convertOutput(ctx, o.out, o.format, source, o.compression, o.batchRows, stdout, o.lim)
+	if !o.idx {
+		noteLayout(stderr, o.inputs[0], false, o.lim.opts(ctx))
+	}
+	dst, err := convertOutput(ctx, o.out, o.format, source, o.compression, o.batchRows, stdout, o.lim, o.cols.opts()...)
 	if err != nil {
 		return err
 	}
@@ -98,6 +103,7 @@ type convertOptions struct {
 	compression    string
 	batchRows      int
 	lim            *inputLimits
+	cols           *convertColumnFlags // --arrow-compression, --parquet-pages
 	idx            bool          // reading MNIST idx files
 	oneVsRest      bool          // --digit given
 	digit          int           // --digit
@@ -113,7 +119,8 @@ func parseConvert(args []string, stderr io.Writer) (*convertOptions, error) {
 	fs.StringVar(&o.labels, "idx-labels", "", "MNIST idx1 label `file`, e.g. train-labels-idx1-ubyte[.gz]")
 	digit := fs.String("digit", "", "one digit `D` in 0..9 against the rest: label D becomes +1, every other label -1 (default: keep the labels)")
 	fs.StringVar(&o.out, "o", "", "output `file` (.arrow, .arrows, .parquet, .cpmcache, or LIBSVM: .zst, .gz, plain; - for standard output)")
-	fs.StringVar(&o.compression, "compression", "", "`codec` of Arrow bodies (zstd, lz4, none) or Parquet column chunks (zstd, snappy, none); default zstd. LIBSVM output is compressed by its extension")
+	fs.StringVar(&o.compression, "compression", "", "`codec` of Parquet column chunks (zstd, the default, snappy, none) or Arrow bodies (none, the default, lz4, zstd; as --arrow-compression). LIBSVM output is compressed by its extension")
+	o.cols = addConvertColumnFlags(fs)
 	fs.IntVar(&o.batchRows, "batch-rows", 0, "`rows` per Arrow record batch or Parquet row group (default 65536)")
 	o.lim = addLimitFlags(fs)
 	var err error
@@ -141,6 +148,9 @@ func parseConvert(args []string, stderr io.Writer) (*convertOptions, error) {
 	o.format = reader.FormatForOutput(o.out)
 	if o.out == "-" {
 		o.format = reader.LIBSVM
+	}
+	if err := o.cols.apply(o.format, &o.compression); err != nil {
+		return nil, err
 	}
 	if err := checkCompression(o.format, o.compression); err != nil {
 		return nil, err
@@ -253,7 +263,7 @@ func (s *stdoutBlocks) Abort() {}
 // train --cache OUT -t SOURCE takes it; "" records none) or a LIBSVM,
 // Arrow or Parquet file that is discarded if ctx is cancelled before it is
 // complete.
-func convertOutput(ctx context.Context, out string, format reader.Format, source, compression string, batchRows int, stdout io.Writer, lim *inputLimits) (reader.BlockWriter, error) {
+func convertOutput(ctx context.Context, out string, format reader.Format, source, compression string, batchRows int, stdout io.Writer, lim *inputLimits, extra ...reader.Option) (reader.BlockWriter, error) {
 	switch {
 	case out == "-":
 		cw := &iocount.Writer{W: stdout}
@@ -261,7 +271,7 @@ func convertOutput(ctx context.Context, out string, format reader.Format, source
 	case format == reader.Cache:
 		return rowcache.Create(out, source, lim.opts(ctx)...)
 	}
-	return reader.CreateBlocks(out, reader.WithCompression(compression), reader.WithBatchRows(batchRows), reader.WithContext(ctx))
+	return reader.CreateBlocks(out, append([]reader.Option{reader.WithCompression(compression), reader.WithBatchRows(batchRows), reader.WithContext(ctx)}, extra...)...)
 }
 
 // convertCounts are what convert reports of the rows it copied.

@@ -37,6 +37,7 @@ const (
 type inputLimits struct {
 	features  countFlag
 	lineBytes countFlag
+	columns   *columnFlags // --label-column and the like (columnflags.go)
 }
 
 // addLimitFlags registers --max-features and --max-line-bytes on fs with
@@ -49,17 +50,18 @@ func addLimitFlags(fs *flag.FlagSet) *inputLimits {
 	}
 	fs.Var(&l.features, "max-features", "accept feature indices up to `N`-1 (N is the largest index + 1, the feature count of 1-based data); a larger index is an error, so that a bad row cannot blow up the weights")
 	fs.Var(&l.lineBytes, "max-line-bytes", "accept LIBSVM text lines up to `bytes` long (suffixes KiB, MiB, GiB; at most 1GiB); a longer line is an error, so that memory stays bounded")
+	l.columns = addColumnFlags(fs)
 	return l
 }
 
 // opts returns the reader options of the limits, with readers that stop
 // when ctx is cancelled.
 func (l *inputLimits) opts(ctx context.Context) []reader.Option {
-	return []reader.Option{
+	return append([]reader.Option{
 		reader.WithMaxIndex(uint32(l.features.v - 1)),
 		reader.WithMaxLineBytes(int(l.lineBytes.v)),
 		reader.WithContext(ctx),
-	}
+	}, l.columns.opts()...)
 }
 
 // annotate appends to *err, when it is an input error that a limit caused,

@@ -84,6 +84,7 @@ func (run *trainRun) close(err *error) {
 // trainStream trains a binary CPM by passes over -t (a file or a shard
 // set, through the cache), shared by the polytopes of a double-sided CPM.
 func (o *trainOptions) trainStream(ctx context.Context, stderr io.Writer, met *trainMetrics) (*model.Model, *learner.Report, error) {
+	noteLayout(stderr, o.train, o.quiet, o.lim.opts(ctx))
 	in, err := input.Open(o.train, input.Config{Cache: o.cachePath, Readers: o.readers}, o.lim.opts(ctx)...)
 	if err != nil {
 		return nil, nil, err
@@ -167,6 +168,7 @@ func (o *trainOptions) trainNATS(ctx context.Context, stderr io.Writer, data *sp
 // matches the source is read instead of it; otherwise the source is read
 // and the cache written on the way).
 func (o *trainOptions) load(ctx context.Context, stderr io.Writer) (*sparsevec.CSR, error) {
+	noteLayout(stderr, o.train, o.quiet, o.lim.opts(ctx))
 	if o.cachePath == "" {
 		return reader.Load(o.train, o.lim.opts(ctx)...)
 	}

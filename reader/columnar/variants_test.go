@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/polyhedral/cpm/reader/internal/core"
@@ -537,5 +538,50 @@ func TestConvertAllocs(t *testing.T) {
 			t.Errorf("%d rows: %v allocations per batch", rows, allocs)
 		}
 		rec.Release()
+	}
+}
+
+// TestWrittenMetadata: Arrow and Parquet output record cpm.index_base =
+// "1"; Parquet pages are version 1 unless WithParquetPageVersion(2).
+func TestWrittenMetadata(t *testing.T) {
+	m := sampleCSR(testRand(), 10)
+	for _, ext := range columnarExts {
+		path := filepath.Join(t.TempDir(), "x"+ext)
+		writeAll(t, path, m, 10)
+		l, err := Describe(path, core.WithZeroBased(core.ZeroBasedAuto))
+		if err != nil || l.BaseFrom != "metadata" || l.ZeroBased {
+			t.Errorf("%s: layout %+v, %v; want 1-based from the metadata", ext, l, err)
+		}
+	}
+	for _, v := range []int{0, 1, 2} {
+		path := filepath.Join(t.TempDir(), "x.parquet")
+		writeAll(t, path, m, 10, core.WithParquetPageVersion(v))
+		pf, err := file.OpenParquetFile(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, err := pf.RowGroup(0).GetColumnPageReader(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v1, v2 bool
+		for pr.Next() {
+			switch pr.Page().(type) {
+			case *file.DataPageV1:
+				v1 = true
+			case *file.DataPageV2:
+				v2 = true
+			}
+		}
+		if v1 == v2 || v2 != (v == 2) {
+			t.Errorf("WithParquetPageVersion(%d): version 1 pages %v, version 2 pages %v", v, v1, v2)
+		}
+		if got := pf.MetaData().KeyValueMetadata().FindValue(IndexBaseKey); got == nil || *got != "1" {
+			t.Errorf("Parquet key-value metadata %s = %v", IndexBaseKey, got)
+		}
+		pf.Close()
+	}
+	if _, err := CreateParquet(filepath.Join(t.TempDir(), "x.parquet"), core.WithParquetPageVersion(3)); err == nil {
+		t.Error("page version 3 accepted")
 	}
 }
