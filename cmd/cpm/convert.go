@@ -104,10 +104,10 @@ type convertOptions struct {
 	batchRows      int
 	lim            *inputLimits
 	cols           *convertColumnFlags // --arrow-compression, --parquet-pages
-	idx            bool          // reading MNIST idx files
-	oneVsRest      bool          // --digit given
-	digit          int           // --digit
-	format         reader.Format // OUT's format
+	idx            bool                // reading MNIST idx files
+	oneVsRest      bool                // --digit given
+	digit          int                 // --digit
+	format         reader.Format       // OUT's format
 }
 
 // parseConvert parses and checks the command line of "cpm convert", OUT

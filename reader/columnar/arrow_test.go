@@ -678,6 +678,22 @@ func FuzzColumnar(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	// Seeds of the converted path: wider types, and a dense file.
+	wide := wideRecord(f, m)
+	defer wide.Release()
+	dense := jsonRecord(f, arrow.NewSchema([]arrow.Field{{Name: "label", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "a", Type: arrow.PrimitiveTypes.Float64}, {Name: "b", Type: arrow.PrimitiveTypes.Int32}}, nil),
+		`[{"label": 1, "a": 0.5, "b": 0}, {"label": -1, "a": 0, "b": 3}]`)
+	defer dense.Release()
+	for _, rec := range []arrow.Record{wide, dense} {
+		for _, ext := range columnarExts {
+			data, err := os.ReadFile(writeRecords(f, ext, rec.Schema(), rec))
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data)
+		}
+	}
 	defer func(n int64) { allocFloor = n }(allocFloor)
 	allocFloor = 16 << 20
 	f.Fuzz(func(t *testing.T, data []byte) {

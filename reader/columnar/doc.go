@@ -25,7 +25,8 @@
 //     (integer or floating) or boolean scalar, as pandas' to_parquet writes
 //     a data frame. Column i in schema order, the label left out, is
 //     feature i (1-based); zeros are not stored, as in LIBSVM text; false
-//     is 0 and true 1.
+//     is 0 and true 1. Columns named __index_level_N__, where pandas
+//     stores a data frame's index, are not features and are not read.
 //
 // Any other schema is a *reader.SchemaError naming the column and listing
 // the file's columns. Values are converted to float32 and indices to the

@@ -296,7 +296,7 @@ func (p *plan) twoLists(s *arrow.Schema, ii, vi int, schemaErr func(col, msg str
 func (p *plan) denseColumns(s *arrow.Schema, schemaErr func(col, msg string) error) error {
 	p.Kind = Dense
 	for i, f := range s.Fields() {
-		if i == p.label {
+		if i == p.label || isPandasIndex(f.Name) {
 			continue
 		}
 		if !isNumber(f.Type) && f.Type.ID() != arrow.BOOL {
@@ -309,6 +309,13 @@ func (p *plan) denseColumns(s *arrow.Schema, schemaErr func(col, msg string) err
 		return schemaErr(core.FeaturesColumn, "missing; "+wantLayouts)
 	}
 	return nil
+}
+
+// isPandasIndex reports whether name is that of a column in which pandas
+// stores a data frame's index (__index_level_0__ and so on), which is not
+// data.
+func isPandasIndex(name string) bool {
+	return strings.HasPrefix(name, "__index_level_") && strings.HasSuffix(name, "__")
 }
 
 // bind resolves p's columns in s, the schema of a record batch: the
@@ -333,14 +340,14 @@ func (p *plan) bind(s *arrow.Schema) error {
 			p.val, err = find(p.Value)
 		}
 	case Dense:
-		if s.NumFields() != len(p.Dense)+1 {
-			return fmt.Errorf("record batch of %d columns, want %d", s.NumFields(), len(p.Dense)+1)
-		}
 		p.dense = p.dense[:0]
-		for i := range s.NumFields() {
-			if i != p.label {
+		for i, f := range s.Fields() {
+			if i != p.label && !isPandasIndex(f.Name) {
 				p.dense = append(p.dense, i)
 			}
+		}
+		if len(p.dense) != len(p.Dense) {
+			return fmt.Errorf("record batch of %d feature columns, want %d", len(p.dense), len(p.Dense))
 		}
 	}
 	return err

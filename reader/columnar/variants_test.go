@@ -240,10 +240,11 @@ func TestDenseLayout(t *testing.T) {
 		{Name: "income", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 		{Name: "member", Type: arrow.FixedWidthTypes.Boolean},
 		{Name: "h", Type: arrow.PrimitiveTypes.Float32},
+		{Name: "__index_level_0__", Type: arrow.PrimitiveTypes.Int64}, // pandas' index: not a feature
 	}, nil)
-	rec := jsonRecord(t, schema, `[{"age": 30, "label": 1, "income": 0, "member": true, "h": 1.5},
-		{"age": 0, "label": 0, "income": 0, "member": false, "h": 0},
-		{"age": 41, "label": -1, "income": 2.5e4, "member": false, "h": -2}]`)
+	rec := jsonRecord(t, schema, `[{"age": 30, "label": 1, "income": 0, "member": true, "h": 1.5, "__index_level_0__": 7},
+		{"age": 0, "label": 0, "income": 0, "member": false, "h": 0, "__index_level_0__": 8},
+		{"age": 41, "label": -1, "income": 2.5e4, "member": false, "h": -2, "__index_level_0__": 9}]`)
 	defer rec.Release()
 	want := csrOf(wantRow{1, []uint32{1, 3, 4}, []float32{30, 1, 1.5}}, wantRow{0, nil, nil},
 		wantRow{-1, []uint32{1, 2, 4}, []float32{41, 25000, -2}})
@@ -357,7 +358,7 @@ func TestParquetCodecsAndEncodings(t *testing.T) {
 
 // wideRecord is m as a record of label float64 and list<struct<index:
 // int64, value: float64>>.
-func wideRecord(t *testing.T, m *sparsevec.CSR) arrow.Record {
+func wideRecord(t testing.TB, m *sparsevec.CSR) arrow.Record {
 	st := arrow.StructOf(arrow.Field{Name: "index", Type: arrow.PrimitiveTypes.Int64}, arrow.Field{Name: "value", Type: arrow.PrimitiveTypes.Float64})
 	schema := arrow.NewSchema([]arrow.Field{{Name: "label", Type: arrow.PrimitiveTypes.Float64}, {Name: "features", Type: arrow.ListOf(st)}}, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
