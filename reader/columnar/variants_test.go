@@ -586,3 +586,48 @@ func TestWrittenMetadata(t *testing.T) {
 		t.Error("page version 3 accepted")
 	}
 }
+
+// TestConvertedCorrupt truncates and flips bytes of files of the converted
+// layouts (wider types, two lists, dense), as TestArrowCorrupt does for the
+// canonical schema: reading must end in rows or a documented error, never
+// a panic.
+func TestConvertedCorrupt(t *testing.T) {
+	defer func(n int64) { allocFloor = n }(allocFloor)
+	allocFloor = 16 << 20
+	m := sampleCSR(testRand(), 40)
+	wide := wideRecord(t, m)
+	defer wide.Release()
+	two := jsonRecord(t, arrow.NewSchema([]arrow.Field{{Name: "label", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "indices", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}, {Name: "values", Type: arrow.LargeListOf(arrow.PrimitiveTypes.Float64)}}, nil),
+		`[{"label": 1, "indices": [1, 5], "values": [0.5, 2]}, {"label": -1, "indices": [], "values": []}, {"label": 1, "indices": [3], "values": [7]}]`)
+	defer two.Release()
+	dense := jsonRecord(t, arrow.NewSchema([]arrow.Field{{Name: "label", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "a", Type: arrow.PrimitiveTypes.Float64}, {Name: "b", Type: arrow.PrimitiveTypes.Int32}}, nil),
+		`[{"label": 1, "a": 0.5, "b": 0}, {"label": -1, "a": 0, "b": 3}]`)
+	defer dense.Release()
+	for name, rec := range map[string]arrow.Record{"wide": wide, "two": two, "dense": dense} {
+		for _, ext := range columnarExts {
+			t.Run(name+ext, func(t *testing.T) {
+				data, err := os.ReadFile(writeRecords(t, ext, rec.Schema(), rec))
+				if err != nil {
+					t.Fatal(err)
+				}
+				step := max(1, len(data)/150)
+				for n := 8; n < len(data); n += step {
+					p := writeTempFile(t, "cut"+ext, data[:n])
+					if _, err := readNoPanic(t, p, fmt.Sprintf("truncated to %d bytes", n)); err == nil || !knownError(err) {
+						t.Errorf("truncated to %d of %d bytes: %v, want a documented error", n, len(data), err)
+					}
+				}
+				for i := 0; i < len(data); i += step {
+					d := append([]byte(nil), data...)
+					d[i] ^= 0x5a
+					p := writeTempFile(t, "flip"+ext, d)
+					if _, err := readNoPanic(t, p, fmt.Sprintf("byte %d flipped", i)); err != nil && !knownError(err) {
+						t.Errorf("byte %d flipped: unexpected error %v", i, err)
+					}
+				}
+			})
+		}
+	}
+}
