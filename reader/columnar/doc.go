@@ -58,9 +58,11 @@
 // Each Parquet row group of it (or each 2^20 rows of a larger one) is one
 // block, decoded by parquet/file's column readers straight into the
 // block's arrays, which are reused after Release. Any other schema is
-// converted: an Arrow record batch, or a Parquet batch of at most 2^16 rows
-// read by pqarrow's record reader one row group at a time, becomes one
-// block of the reader's own arrays. At most reader.StreamBlocks blocks may
+// converted: an Arrow record batch, or a Parquet batch read by pqarrow's
+// record reader one row group at a time (at most 2^16 rows, and for a
+// dense file at most 2^22 cells, that is 2^22 divided by the number of
+// feature columns rows, but at least 256), becomes one block of the
+// reader's own arrays. At most reader.StreamBlocks blocks may
 // be held at once. Every row is validated as it is handed out; a bad row is
 // a *reader.RowError holding the 1-based row number counted from the start
 // of the file. A batch holds at most MaxBatchNNZ nonzeros.

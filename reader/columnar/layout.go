@@ -65,7 +65,8 @@ type Layout struct {
 
 // String describes the layout in one line, e.g. "label y, dense columns
 // as features 1..3 (1=age, 2=income, 3=height)" or "label label, features
-// list<struct<index, value>>, 0-based indices (metadata)".
+// f: list<struct<index, value>>, indices 0-based (by metadata), read as
+// index+1".
 func (l Layout) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "label %s, ", l.Label)
@@ -89,11 +90,11 @@ func (l Layout) String() string {
 		b.WriteString(")")
 		return b.String()
 	}
-	base := "1-based"
 	if l.ZeroBased {
-		base = "0-based, read as index+1"
+		fmt.Fprintf(&b, ", indices 0-based (by %s), read as index+1", l.BaseFrom)
+	} else {
+		fmt.Fprintf(&b, ", indices 1-based (by %s)", l.BaseFrom)
 	}
-	fmt.Fprintf(&b, ", %s indices (%s)", base, l.BaseFrom)
 	return b.String()
 }
 

@@ -21,6 +21,11 @@ import (
 // lower it.
 var parquetRecordRows int64 = 1 << 16
 
+// denseBatchCells bounds the cells (rows times feature columns) of a
+// batch of a dense Parquet file: its Arrow columns and their float32
+// copies then take some 50 MiB at most.
+const denseBatchCells = 4 << 20
+
 // parquetRecords is the recordSource of a Parquet file of a
 // non-canonical schema: pqarrow's record reader over the leaf columns the
 // plan reads, one row group at a time, each of its column chunks checked
@@ -60,7 +65,11 @@ func newParquetRecords(pf *file.Reader, fh *os.File, size int64, limit int, oldW
 			leaves = append(leaves, i)
 		}
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: parquetRecordRows}, memory.DefaultAllocator)
+	batch := parquetRecordRows
+	if p.Kind == Dense { // about 4M cells a batch, whatever the width
+		batch = min(batch, max(256, int64(denseBatchCells/len(p.dense))))
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batch}, memory.DefaultAllocator)
 	if err != nil {
 		return nil, err
 	}

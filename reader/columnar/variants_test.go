@@ -631,3 +631,52 @@ func TestConvertedCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// TestDenseBatches: a wide dense Parquet file is read in batches of about
+// denseBatchCells cells.
+func TestDenseBatches(t *testing.T) {
+	const cols, rows = 2000, 5000
+	fields := []arrow.Field{{Name: "label", Type: arrow.PrimitiveTypes.Float32}}
+	for j := range cols {
+		fields = append(fields, arrow.Field{Name: fmt.Sprintf("c%d", j), Type: arrow.PrimitiveTypes.Float32})
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
+	defer b.Release()
+	want := &sparsevec.CSR{}
+	for r := range rows {
+		b.Field(0).(*array.Float32Builder).Append(float32(r % 2))
+		var v sparsevec.Vector
+		for j := range cols {
+			x := float32(0)
+			if (r+j)%97 == 0 {
+				x = float32(j + 1)
+				v.Idx, v.Val = append(v.Idx, uint32(j+1)), append(v.Val, x)
+			}
+			b.Field(j + 1).(*array.Float32Builder).Append(x)
+		}
+		want.Append(float32(r%2), v)
+	}
+	rec := b.NewRecord()
+	defer rec.Release()
+	path := filepath.Join(t.TempDir(), "wide.parquet")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := array.NewTableFromRecords(rec.Schema(), []arrow.Record{rec})
+	defer tbl.Release()
+	if err := pqarrow.WriteTable(tbl, f, rows, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps()); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got, sizes, err := readAllBlocks(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalCSR(got, want) {
+		t.Error("rows differ")
+	}
+	if batch := denseBatchCells / cols; len(sizes) != 3 || sizes[0] != batch {
+		t.Errorf("blocks of %v rows, want %d", sizes, batch)
+	}
+}
