@@ -69,8 +69,10 @@ type heldBlock struct {
 	rec arrow.Record
 }
 
-// blocks is the BlockReader of the Arrow IPC and Parquet formats: each
-// record batch becomes one block that aliases the batch's buffers.
+// blocks is the BlockReader of Arrow IPC files and of Parquet files of
+// other than the canonical schema: each record batch becomes one block,
+// which aliases the batch's buffers (canonical schema, plan.fast) or holds
+// their converted values (plan.convert).
 type blocks struct {
 	path     string
 	maxIndex uint32
@@ -103,13 +105,16 @@ func newBlocks(path string, src recordSource, opt core.Options, p *plan) *blocks
 func (b *blocks) Layout() Layout { return b.plan.Layout }
 
 // Next returns the next record batch as a block, or io.EOF after the last.
-// Batches without rows are skipped. The block aliases the batch's buffers:
-// Labels, Idx and Val are the Arrow arrays themselves (no copy), Ptr is the
-// list offsets converted to int. It stays valid until Release. At most
+// Batches without rows are skipped. A block of the canonical schema
+// aliases the batch's buffers: Labels, Idx and Val are the Arrow arrays
+// themselves (no copy), Ptr is the list offsets converted to int; any other
+// block holds the batch's values converted into arrays of the reader, reused
+// after Release. It stays valid until Release. At most
 // StreamBlocks blocks may be held at once; Next returns ErrBlocksHeld,
 // without reading, when the caller holds that many. Errors are sticky:
-// *SchemaError, *RowError with the absolute row, or an error wrapping
-// ErrCorrupt for a truncated or corrupt file.
+// *SchemaError, *RowError with the absolute row, an error wrapping
+// ErrUnsupported for a Parquet codec the library lacks, or an error
+// wrapping ErrCorrupt for a truncated or corrupt file.
 func (b *blocks) Next() (*sparsevec.CSR, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
