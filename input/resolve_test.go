@@ -210,7 +210,7 @@ func TestNoFilesAndBadFile(t *testing.T) {
 	}
 	dir, _, _ := dataDir(t)
 	bad := filepath.Join(dir, "b.libsvm")
-	writeText(t, bad, "1 1:1\n-1 2:1\n1 0:3\n")
+	writeText(t, bad, "1 1:1\n-1 2:1\n1 3:1 2:3\n")
 	for _, stream := range []bool{false, true} {
 		var err error
 		if stream {
@@ -222,8 +222,8 @@ func TestNoFilesAndBadFile(t *testing.T) {
 		} else {
 			_, _, err = Load(dir, Config{})
 		}
-		if !errors.Is(err, reader.ErrIndexZero) || !strings.Contains(err.Error(), bad+":3:") {
-			t.Errorf("stream %v: %v; want ErrIndexZero at %s:3", stream, err, bad)
+		if !errors.Is(err, reader.ErrUnsorted) || !strings.Contains(err.Error(), bad+":3:") {
+			t.Errorf("stream %v: %v; want ErrUnsorted at %s:3", stream, err, bad)
 		}
 	}
 	if _, err := CachePath(dir, "c.cpmcache"); !errors.Is(err, ErrNoCache) {

@@ -15,9 +15,14 @@
 //     LoadReader, Stream (NewStream), Writer, and the BlockWriter that
 //     CreateBlocks returns for text; OpenBlocks and Load dispatch every file
 //     that is not Arrow, Parquet or a cache to it;
-//   - reader/columnar reads and writes Apache Arrow IPC (file and stream
-//     format) and Parquet files of the two-column schema below (OpenArrow,
-//     OpenParquet, CreateArrow, CreateParquet); OpenBlocks dispatches files
+//   - reader/columnar reads Apache Arrow IPC (file and stream format) and
+//     Parquet files whose columns hold the rows as a list<struct<index,
+//     value>> column, as index and value list columns, or as dense numeric
+//     columns, found by name (WithLabelColumn, WithFeaturesColumn,
+//     WithIndexColumn, WithValueColumn; DescribeColumns tells which), and
+//     writes label: float32, features: list<struct<index: uint32, value:
+//     float32>> (OpenArrow, OpenParquet, CreateArrow, CreateParquet,
+//     Describe); OpenBlocks dispatches files
 //     that start with their magic numbers to it, and CreateBlocks the
 //     extensions .arrow, .feather, .ipc, .arrows, .parquet and .pq;
 //   - reader/rowcache writes and reads the binary row cache (Create, Open,
@@ -88,5 +93,8 @@
 // that no row handed out has a larger index: it bounds the Dim of every
 // block and whatever a trainer sizes by it. Truncated or corrupt
 // compressed input is an error wrapping ErrCorrupt, never a silent early end.
+// A well-formed Arrow or Parquet file that needs what the readers lack (a
+// Parquet codec the library does not decode) is an error wrapping
+// ErrUnsupported.
 // Nothing in this package panics on bad data.
 package reader

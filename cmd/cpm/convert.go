@@ -38,9 +38,11 @@ binary row cache (recording INPUT's size, time and first 64 KiB, so that
 train -t INPUT --cache OUT reads it instead of INPUT; a cache of standard
 input, a directory or a glob records no source); anything else LIBSVM
 text, compressed by the extension (.zst zstd, .gz gzip, else plain). "-"
-writes plain LIBSVM text to standard output. Arrow and Parquet hold two
-columns, label: float32 and features: list<struct<index: uint32, value:
-float32>>. A file OUT appears only once complete (written to a temporary
+writes plain LIBSVM text to standard output. Arrow and Parquet output hold
+two columns, label: float32 and features: list<struct<index: uint32, value:
+float32>>, with cpm.index_base = "1" (1-based indices) in their metadata;
+Arrow bodies are uncompressed unless --arrow-compression says otherwise,
+and Parquet has version 1 data pages unless --parquet-pages v2. A file OUT appears only once complete (written to a temporary
 file, then renamed; a symbolic link's target is replaced); a FIFO or
 character device is written straight through. OUT is checked before any
 input is read: a directory, or the input itself, is refused.`
@@ -75,7 +77,10 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if !o.idx && !input.IsShardSet(o.inputs[0]) {
 		source = o.inputs[0]
 	}
-	dst, err := convertOutput(ctx, o.out, o.format, source, o.compression, o.batchRows, stdout, o.lim)
+	if !o.idx {
+		noteLayout(stderr, o.inputs[0], false, o.lim.opts(ctx))
+	}
+	dst, err := convertOutput(ctx, o.out, o.format, source, o.compression, o.batchRows, stdout, o.lim, o.cols.opts()...)
 	if err != nil {
 		return err
 	}
@@ -106,10 +111,11 @@ type convertOptions struct {
 	compression    string
 	batchRows      int
 	lim            *inputLimits
-	idx            bool          // reading MNIST idx files
-	oneVsRest      bool          // --digit given
-	digit          int           // --digit
-	format         reader.Format // OUT's format
+	cols           *convertColumnFlags // --arrow-compression, --parquet-pages
+	idx            bool                // reading MNIST idx files
+	oneVsRest      bool                // --digit given
+	digit          int                 // --digit
+	format         reader.Format       // OUT's format
 }
 
 // parseConvert parses and checks the command line of "cpm convert", OUT
@@ -121,7 +127,8 @@ func parseConvert(args []string, stderr io.Writer) (*convertOptions, error) {
 	fs.StringVar(&o.labels, "idx-labels", "", "MNIST idx1 label `file`, e.g. train-labels-idx1-ubyte[.gz]")
 	digit := fs.String("digit", "", "one digit `D` in 0..9 against the rest: label D becomes +1, every other label -1 (default: keep the labels)")
 	fs.StringVar(&o.out, "o", "", "output `file` (.arrow, .arrows, .parquet, .cpmcache, or LIBSVM: .zst, .gz, plain; - for standard output)")
-	fs.StringVar(&o.compression, "compression", "", "`codec` of Arrow bodies (zstd, lz4, none) or Parquet column chunks (zstd, snappy, none); default zstd. LIBSVM output is compressed by its extension")
+	fs.StringVar(&o.compression, "compression", "", "`codec` of Parquet column chunks (zstd, the default, snappy, none) or Arrow bodies (none, the default, lz4, zstd; as --arrow-compression). LIBSVM output is compressed by its extension")
+	o.cols = addConvertColumnFlags(fs)
 	fs.IntVar(&o.batchRows, "batch-rows", 0, "`rows` per Arrow record batch or Parquet row group (default 65536)")
 	o.lim = addLimitFlags(fs)
 	var err error
@@ -149,6 +156,9 @@ func parseConvert(args []string, stderr io.Writer) (*convertOptions, error) {
 	o.format = reader.FormatForOutput(o.out)
 	if o.out == "-" {
 		o.format = reader.LIBSVM
+	}
+	if err := o.cols.apply(o.format, &o.compression); err != nil {
+		return nil, err
 	}
 	if err := checkCompression(o.format, o.compression); err != nil {
 		return nil, err
@@ -261,7 +271,7 @@ func (s *stdoutBlocks) Abort() {}
 // train --cache OUT -t SOURCE takes it; "" records none) or a LIBSVM,
 // Arrow or Parquet file that is discarded if ctx is cancelled before it is
 // complete.
-func convertOutput(ctx context.Context, out string, format reader.Format, source, compression string, batchRows int, stdout io.Writer, lim *inputLimits) (reader.BlockWriter, error) {
+func convertOutput(ctx context.Context, out string, format reader.Format, source, compression string, batchRows int, stdout io.Writer, lim *inputLimits, extra ...reader.Option) (reader.BlockWriter, error) {
 	switch {
 	case out == "-":
 		cw := &iocount.Writer{W: stdout}
@@ -269,7 +279,7 @@ func convertOutput(ctx context.Context, out string, format reader.Format, source
 	case format == reader.Cache:
 		return rowcache.Create(out, source, lim.opts(ctx)...)
 	}
-	return reader.CreateBlocks(out, reader.WithCompression(compression), reader.WithBatchRows(batchRows), reader.WithContext(ctx))
+	return reader.CreateBlocks(out, append([]reader.Option{reader.WithCompression(compression), reader.WithBatchRows(batchRows), reader.WithContext(ctx)}, extra...)...)
 }
 
 // convertCounts are what convert reports of the rows it copied.

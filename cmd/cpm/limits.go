@@ -39,6 +39,7 @@ type inputLimits struct {
 	features  countFlag
 	lineBytes countFlag
 	zero      *zeroBasedFlag
+	columns   *columnFlags // --label-column and the like (columnflags.go)
 }
 
 // addLimitFlags registers --max-features and --max-line-bytes on fs with
@@ -52,6 +53,7 @@ func addLimitFlags(fs *flag.FlagSet) *inputLimits {
 	fs.Var(&l.features, "max-features", "accept feature indices up to `N`-1 (N is the largest index + 1, the feature count of 1-based data); a larger index is an error, so that a bad row cannot blow up the weights")
 	fs.Var(&l.lineBytes, "max-line-bytes", "accept LIBSVM text lines up to `bytes` long (suffixes KiB, MiB, GiB; at most 1GiB); a longer line is an error, so that memory stays bounded")
 	l.zero = addZeroBasedFlag(fs)
+	l.columns = addColumnFlags(fs)
 	return l
 }
 
@@ -62,7 +64,7 @@ func (l *inputLimits) opts(ctx context.Context) []reader.Option {
 		reader.WithMaxIndex(uint32(l.features.v - 1)),
 		reader.WithMaxLineBytes(int(l.lineBytes.v)),
 		reader.WithContext(ctx),
-	}, l.zero.opts()...)
+	}, append(l.zero.opts(), l.columns.opts()...)...)
 }
 
 // annotate appends to *err, when it is an input error that a limit caused,

@@ -86,6 +86,7 @@ func (o *trainOptions) trainStream(ctx context.Context, stderr io.Writer, met *t
 	if !o.quiet {
 		noteData(stderr, "-t", o.train)
 	}
+	noteLayout(stderr, o.train, o.quiet, o.lim.opts(ctx))
 	in, err := input.Open(o.train, input.Config{Cache: o.cachePath, Readers: o.readers, SpillLimit: int64(o.spillLimit.v)}, o.lim.opts(ctx)...)
 	if err != nil {
 		return nil, nil, err
@@ -172,6 +173,7 @@ func (o *trainOptions) load(ctx context.Context, stderr io.Writer) (*sparsevec.C
 	if !o.quiet {
 		noteData(stderr, "-t", o.train)
 	}
+	noteLayout(stderr, o.train, o.quiet, o.lim.opts(ctx))
 	if o.cachePath == "" {
 		return loadData(o.train, o.lim.opts(ctx)...)
 	}

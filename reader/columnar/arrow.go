@@ -21,15 +21,12 @@ import (
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// Names and types of the columnar schema (see the package documentation).
+// Names of the columnar schema (see the package documentation).
 const (
 	labelColumn    = core.LabelColumn
 	featuresColumn = core.FeaturesColumn
-	indexField     = "index"
-	valueField     = "value"
-
-	wantLabelType    = "float32"
-	wantFeaturesType = "list<struct<index: uint32, value: float32>>"
+	indexField     = core.IndexColumn
+	valueField     = core.ValueColumn
 )
 
 // MaxBatchNNZ is the largest number of nonzeros in one Arrow record batch or
@@ -39,7 +36,8 @@ const MaxBatchNNZ = math.MaxInt32 - 1
 
 // Schema returns the Arrow schema of the sparse rows that CreateBlocks
 // writes: label float32 and features list<item: struct<index: uint32,
-// value: float32>>, nothing nullable.
+// value: float32>>, nothing nullable, with the metadata cpm.index_base =
+// "1" (1-based indices).
 func Schema() *arrow.Schema { return rowSchema }
 
 var (
@@ -51,61 +49,9 @@ var (
 	rowSchema    = arrow.NewSchema([]arrow.Field{
 		{Name: labelColumn, Type: arrow.PrimitiveTypes.Float32},
 		{Name: featuresColumn, Type: featuresType},
-	}, nil)
+	}, &indexBaseMeta)
+	indexBaseMeta = arrow.NewMetadata([]string{IndexBaseKey}, []string{"1"})
 )
-
-// checkSchema reports whether s is the schema of the package
-// documentation. Declared nullability is not checked; nulls in the data
-// are (see toCSR).
-func checkSchema(path string, s *arrow.Schema) error {
-	if s == nil {
-		return fmt.Errorf("%s: no schema: %w", path, core.ErrCorrupt)
-	}
-	fields := s.Fields()
-	want := []string{labelColumn, featuresColumn}
-	for i, name := range want {
-		j := -1
-		for k, f := range fields {
-			if f.Name == name {
-				j = k
-				break
-			}
-		}
-		switch {
-		case j < 0:
-			return &core.SchemaError{Path: path, Column: name, Msg: "missing; want the columns label: " + wantLabelType + " and features: " + wantFeaturesType}
-		case j != i:
-			return &core.SchemaError{Path: path, Column: name, Msg: fmt.Sprintf("is column %d, want column %d (label first, then features)", j+1, i+1)}
-		}
-	}
-	if len(fields) > len(want) {
-		return &core.SchemaError{Path: path, Column: fields[len(want)].Name, Msg: "unexpected column; want only label and features"}
-	}
-	if t := fields[0].Type; t.ID() != arrow.FLOAT32 {
-		return &core.SchemaError{Path: path, Column: labelColumn, Msg: "type " + t.String() + ", want " + wantLabelType}
-	}
-	bad := func() error {
-		return &core.SchemaError{Path: path, Column: featuresColumn, Msg: "type " + fields[1].Type.String() + ", want " + wantFeaturesType}
-	}
-	lt, ok := fields[1].Type.(*arrow.ListType)
-	if !ok || lt.ID() != arrow.LIST {
-		return bad()
-	}
-	st, ok := lt.Elem().(*arrow.StructType)
-	if !ok || st.NumFields() != 2 {
-		return bad()
-	}
-	for _, f := range []struct {
-		name string
-		id   arrow.Type
-	}{{indexField, arrow.UINT32}, {valueField, arrow.FLOAT32}} {
-		i, ok := st.FieldIdx(f.name)
-		if !ok || st.Field(i).Type.ID() != f.id {
-			return bad()
-		}
-	}
-	return nil
-}
 
 // recordSource yields the record batches of a file in order. next returns
 // a record the caller must Release, or io.EOF after the last. It may
@@ -123,11 +69,17 @@ type heldBlock struct {
 	rec arrow.Record
 }
 
-// blocks is the BlockReader of the Arrow IPC and Parquet formats: each
-// record batch becomes one block that aliases the batch's buffers.
+// blocks is the BlockReader of Arrow IPC files and of Parquet files of
+// other than the canonical schema: each record batch becomes one block,
+// which aliases the batch's buffers (canonical schema, plan.fast) or holds
+// their converted values (plan.convert).
 type blocks struct {
 	path     string
 	maxIndex uint32
+	plan     *plan
+	imap     indexMap
+	bound    *arrow.Schema // the schema plan was last bound to
+	scratch  [][]float32   // dense columns of the batch being converted
 
 	mu     sync.Mutex // serialises Next and Close
 	src    recordSource
@@ -141,18 +93,28 @@ type blocks struct {
 
 var _ core.BlockReader = (*blocks)(nil)
 
-func newBlocks(path string, src recordSource, opt core.Options) *blocks {
-	return &blocks{path: path, src: src, maxIndex: opt.MaxIndex}
+func newBlocks(path string, src recordSource, opt core.Options, p *plan) *blocks {
+	b := &blocks{path: path, src: src, maxIndex: opt.MaxIndex, plan: p, imap: indexMap{max: opt.MaxIndex}}
+	if p.ZeroBased {
+		b.imap.shift = 1
+	}
+	return b
 }
 
+// Layout returns the layout the reader reads the file in.
+func (b *blocks) Layout() Layout { return b.plan.Layout }
+
 // Next returns the next record batch as a block, or io.EOF after the last.
-// Batches without rows are skipped. The block aliases the batch's buffers:
-// Labels, Idx and Val are the Arrow arrays themselves (no copy), Ptr is the
-// list offsets converted to int. It stays valid until Release. At most
+// Batches without rows are skipped. A block of the canonical schema
+// aliases the batch's buffers: Labels, Idx and Val are the Arrow arrays
+// themselves (no copy), Ptr is the list offsets converted to int; any other
+// block holds the batch's values converted into arrays of the reader, reused
+// after Release. It stays valid until Release. At most
 // StreamBlocks blocks may be held at once; Next returns ErrBlocksHeld,
 // without reading, when the caller holds that many. Errors are sticky:
-// *SchemaError, *RowError with the absolute row, or an error wrapping
-// ErrCorrupt for a truncated or corrupt file.
+// *SchemaError, *RowError with the absolute row, an error wrapping
+// ErrUnsupported for a Parquet codec the library lacks, or an error
+// wrapping ErrCorrupt for a truncated or corrupt file.
 func (b *blocks) Next() (*sparsevec.CSR, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -188,6 +150,10 @@ func (b *blocks) Next() (*sparsevec.CSR, error) {
 			b.err = err
 			return nil, err
 		}
+		if !b.plan.fast { // blk holds converted copies
+			rec.Release()
+			rec = nil
+		}
 		b.rows += int64(blk.Rows())
 		b.held = append(b.held, heldBlock{blk, rec})
 		return blk, nil
@@ -208,6 +174,8 @@ func (b *blocks) read() (rec arrow.Record, err error) {
 	switch {
 	case err == io.EOF:
 		return nil, io.EOF
+	case errors.Is(err, core.ErrUnsupported):
+		return nil, fmt.Errorf("%s: %s: %w", b.path, b.src.pos(), err)
 	case err != nil:
 		return nil, b.corrupt(err)
 	case rec == nil:
@@ -222,27 +190,39 @@ func (b *blocks) corrupt(err error) error {
 	return fmt.Errorf("%s: %s: %w: %w", b.path, b.src.pos(), core.ErrCorrupt, err)
 }
 
-// fill points blk at the arrays of rec and validates its rows.
+// fill points blk at the arrays of rec (the canonical schema) or fills it
+// with their converted values (any other), and validates its rows.
 func (b *blocks) fill(blk *sparsevec.CSR, rec arrow.Record) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = b.corrupt(fmt.Errorf("%v", p))
 		}
 	}()
-	if err := checkSchema(b.path, rec.Schema()); err != nil {
+	if s := rec.Schema(); s != b.bound {
+		if err := b.plan.bind(s); err != nil {
+			return b.corrupt(err)
+		}
+		b.bound = s
+	}
+	if !b.plan.fast {
+		err := b.plan.convert(blk, rec, b.imap, &b.scratch, b.rowErr)
+		var bd *badData
+		if errors.As(err, &bd) {
+			return b.corrupt(bd.err)
+		}
 		return err
 	}
 	n := int(rec.NumRows())
-	labels, ok1 := rec.Column(0).(*array.Float32)
-	feats, ok2 := rec.Column(1).(*array.List)
+	labels, ok1 := rec.Column(b.plan.label).(*array.Float32)
+	feats, ok2 := rec.Column(b.plan.feat).(*array.List)
 	if !ok1 || !ok2 || labels.Len() != n || feats.Len() != n {
 		return b.corrupt(errors.New("column lengths differ from the batch's row count"))
 	}
 	if r, ok := firstNull(labels, 0, n); ok {
-		return b.rowErr(r, labelColumn, fmt.Errorf("%w: label", core.ErrNull))
+		return b.rowErr(r, b.plan.Label, fmt.Errorf("%w: label", core.ErrNull))
 	}
 	if r, ok := firstNull(feats, 0, n); ok {
-		return b.rowErr(r, featuresColumn, fmt.Errorf("%w: feature list", core.ErrNull))
+		return b.rowErr(r, b.plan.Features, fmt.Errorf("%w: feature list", core.ErrNull))
 	}
 	off := feats.Data().Offset()
 	all := feats.Offsets()
@@ -254,11 +234,8 @@ func (b *blocks) fill(blk *sparsevec.CSR, rec arrow.Record) (err error) {
 	if !ok {
 		return b.corrupt(errors.New("list values are not a struct array"))
 	}
-	stt := st.DataType().(*arrow.StructType)
-	ii, _ := stt.FieldIdx(indexField)
-	vi, _ := stt.FieldIdx(valueField)
-	idxArr, ok1 := st.Field(ii).(*array.Uint32)
-	valArr, ok2 := st.Field(vi).(*array.Float32)
+	idxArr, ok1 := st.Field(b.plan.sIdx).(*array.Uint32)
+	valArr, ok2 := st.Field(b.plan.sVal).(*array.Float32)
 	if !ok1 || !ok2 {
 		return b.corrupt(errors.New("struct children of the wrong type"))
 	}
@@ -293,7 +270,7 @@ func (b *blocks) fill(blk *sparsevec.CSR, rec arrow.Record) (err error) {
 		what string
 	}{{st, "list element"}, {idxArr, "index"}, {valArr, "value"}} {
 		if k, ok := firstNull(c.a, int(lo), int(hi)); ok {
-			return b.rowErr(core.RowOf(ptr, k-int(lo)), featuresColumn, fmt.Errorf("%w: %s", core.ErrNull, c.what))
+			return b.rowErr(core.RowOf(ptr, k-int(lo)), b.plan.Features, fmt.Errorf("%w: %s", core.ErrNull, c.what))
 		}
 	}
 
@@ -302,14 +279,18 @@ func (b *blocks) fill(blk *sparsevec.CSR, rec arrow.Record) (err error) {
 	blk.Val = val[lo:hi:hi]
 	dim, row, col, err := core.CheckRows(blk.Labels, blk.Ptr, blk.Idx, blk.Val, b.maxIndex)
 	if err != nil {
-		return b.rowErr(row, col, err)
+		return b.rowErr(row, b.plan.column(col, err), err)
 	}
 	blk.Dim = dim
 	return nil
 }
 
-// rowErr positions err at row r (0-based) of the current batch.
+// rowErr positions err at row r (0-based) of the current batch. Index 0
+// gets the hint about 0-based files.
 func (b *blocks) rowErr(r int, col string, err error) error {
+	if err == core.ErrIndexZero {
+		err = errIndexZero()
+	}
 	return &core.RowError{Path: b.path, Row: b.rows + int64(r) + 1, Column: col, Err: err}
 }
 
@@ -323,9 +304,12 @@ func (b *blocks) Release(blk *sparsevec.CSR) {
 	if i < 0 {
 		panic(core.NotHeld)
 	}
-	b.held[i].rec.Release()
+	if rec := b.held[i].rec; rec != nil {
+		rec.Release()
+		clearBlock(blk)
+	}
 	b.held = slices.Delete(b.held, i, i+1)
-	b.free = append(b.free, clearBlock(blk))
+	b.free = append(b.free, blk)
 }
 
 // clearBlock drops blk's references to Arrow memory, keeping Ptr for reuse.
@@ -371,8 +355,9 @@ func firstNull(a arrow.Array, lo, hi int) (int, bool) {
 
 // OpenArrow opens the Arrow IPC file (stream false) or stream (stream true)
 // at path and returns a BlockReader handing out its record batches, one
-// block each (see the package documentation). WithMaxIndex and WithOpener
-// apply.
+// block each (see the package documentation). WithMaxIndex, WithOpener,
+// WithZeroBased and the column options (WithLabelColumn, WithFeaturesColumn,
+// WithIndexColumn, WithValueColumn) apply.
 func OpenArrow(path string, stream bool, opts ...core.Option) (core.BlockReader, error) {
 	return openArrowBlocks(path, stream, core.BuildOptions(opts))
 }
@@ -425,11 +410,20 @@ func openArrowBlocks(path string, stream bool, opt core.Options) (br core.BlockR
 		}
 		src, schema = &ipcStreamSource{f: fh, r: r}, r.Schema()
 	}
-	if err := checkSchema(path, schema); err != nil {
+	var meta string
+	var hasMeta bool
+	if schema != nil {
+		md := schema.Metadata()
+		if i := md.FindKey(IndexBaseKey); i >= 0 {
+			meta, hasMeta = md.Values()[i], true
+		}
+	}
+	p, err := newPlan(path, schema, opt, meta, hasMeta)
+	if err != nil {
 		src.close()
 		return nil, err
 	}
-	return newBlocks(path, src, opt), nil
+	return newBlocks(path, src, opt, p), nil
 }
 
 // ipcFileSource reads the record batches of an Arrow IPC file, checking

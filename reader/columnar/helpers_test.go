@@ -148,3 +148,13 @@ type wantRow struct {
 	idx   []uint32
 	val   []float32
 }
+
+// canonicalPlan is the plan of a file of Schema().
+func canonicalPlan(t testing.TB) *plan {
+	t.Helper()
+	p, err := newPlan("mem", rowSchema, core.BuildOptions(nil), "1", true)
+	if err != nil || !p.fast {
+		t.Fatalf("plan of the package schema: %+v, %v", p, err)
+	}
+	return p
+}

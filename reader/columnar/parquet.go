@@ -10,8 +10,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/polyhedral/cpm/reader/internal/colguard"
@@ -19,10 +21,14 @@ import (
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// Parquet is read with parquet/file's column readers, in the caller's
-// goroutine, straight into the blocks' arrays, so that a panic of a decoder
-// on a corrupt page (snappy does panic) is recovered here. arrowSchemaOf
-// maps the Parquet schema to the Arrow one that checkSchema validates.
+// Parquet of the canonical schema is read with parquet/file's column
+// readers, in the caller's goroutine, straight into the blocks' arrays, so
+// that a panic of a decoder on a corrupt page (snappy does panic) is
+// recovered here. Any other accepted schema is read as Arrow record
+// batches by pqarrow's record reader, one row group at a time, each
+// column chunk checked first as the column readers' are, and converted as
+// Arrow IPC batches are (plan.convert). pqarrow.FromParquet maps the
+// Parquet schema to the Arrow one that newPlan chooses the layout from.
 
 // maxParquetBatchRows bounds the rows of one block read from Parquet: a row
 // group with more rows is handed out in several blocks of at most this
@@ -34,8 +40,9 @@ const levelChunk = 1 << 16
 
 // OpenParquet opens the Parquet file at path and returns a BlockReader
 // handing out one block per row group (or per maxParquetBatchRows rows of a
-// larger one; see the package documentation). WithMaxIndex and WithOpener
-// apply.
+// larger one) for the canonical schema, and one block per batch of at most
+// parquetRecordRows rows otherwise (see the package documentation).
+// WithMaxIndex, WithOpener, WithZeroBased and the column options apply.
 func OpenParquet(path string, opts ...core.Option) (core.BlockReader, error) {
 	return openParquetBlocks(path, core.BuildOptions(opts))
 }
@@ -63,27 +70,53 @@ func openParquetBlocks(path string, opt core.Options) (br core.BlockReader, err 
 		return nil, fmt.Errorf("%s: %w: %w", path, core.ErrCorrupt, err)
 	}
 	md := pf.MetaData()
+	meta, hasMeta := "", false
+	if v := md.KeyValueMetadata().FindValue(IndexBaseKey); v != nil {
+		meta, hasMeta = *v, true
+	}
 	// The Arrow schema comes from the Parquet schema alone. The copy of
 	// the writer's Arrow schema in the key-value metadata (ARROW:schema)
-	// is ignored: it would have to be decoded with the Arrow IPC reader,
-	// unguarded (see colguard.CheckFooter), and it can only tell list from
-	// large_list, which makes no difference to Parquet's levels.
-	as, err := arrowSchemaOf(md.Schema)
+	// is dropped before pqarrow sees it: it would be decoded with the
+	// Arrow IPC reader, unguarded (see colguard.CheckFooter), and it can
+	// only tell list from large_list or restore extension types, which
+	// make no difference to the rows.
+	if md.FileMetaData != nil {
+		kv := md.FileMetaData.KeyValueMetadata
+		keep := kv[:0:0]
+		for _, e := range kv {
+			if e != nil && e.Key != "ARROW:schema" {
+				keep = append(keep, e)
+			}
+		}
+		md.FileMetaData.KeyValueMetadata = keep
+	}
+	as, err := pqarrow.FromParquet(md.Schema, &pqarrow.ArrowReadProperties{}, nil)
 	if err != nil {
 		pf.Close()
-		return nil, &core.SchemaError{Path: path, Column: featuresColumn, Msg: err.Error()}
+		return nil, &core.SchemaError{Path: path, Column: featuresColumn, Msg: "Parquet schema without an Arrow equivalent: " + err.Error()}
 	}
-	if err := checkSchema(path, as); err != nil {
+	p, err := newPlan(path, as, opt, meta, hasMeta)
+	if err != nil {
 		pf.Close()
 		return nil, err
 	}
-	b := &parquetBlocks{path: path, maxIndex: opt.MaxIndex, pf: pf, limit: readLimit(fi.Size()), fh: fh, size: fi.Size(),
-		oldWriter: md.WriterVersion().LessThan(metadata.Parquet816FixedVersion)}
-	if err := b.mapColumns(md.Schema); err != nil {
-		pf.Close()
-		return nil, err
+	limit := readLimit(fi.Size())
+	oldWriter := md.WriterVersion().LessThan(metadata.Parquet816FixedVersion)
+	if p.fast {
+		b := &parquetBlocks{path: path, maxIndex: opt.MaxIndex, pf: pf, limit: limit, fh: fh, size: fi.Size(),
+			oldWriter: oldWriter, plan: p}
+		if err := b.mapColumns(md.Schema); err != nil {
+			pf.Close()
+			return nil, err
+		}
+		return b, nil
 	}
-	return b, nil
+	src, err := newParquetRecords(pf, fh, fi.Size(), limit, oldWriter, p, opt)
+	if err != nil {
+		pf.Close()
+		return nil, fmt.Errorf("%s: %w: %w", path, core.ErrCorrupt, err)
+	}
+	return newBlocks(path, src, opt, p), nil
 }
 
 // levels tells what a definition level of a list leaf means: below
@@ -132,6 +165,7 @@ func leafLevels(c *schema.Column) (levels, bool) {
 type parquetBlocks struct {
 	path     string
 	maxIndex uint32
+	plan     *plan
 
 	mu    sync.Mutex // serialises Next and Close
 	pf    *file.Reader
@@ -160,8 +194,9 @@ type parquetBlocks struct {
 
 var _ core.BlockReader = (*parquetBlocks)(nil)
 
-// mapColumns finds the three leaf columns and checks their physical types
-// and levels.
+// mapColumns finds the three leaf columns of the plan's label and
+// features and checks their physical types and levels; other columns are
+// not read.
 func (b *parquetBlocks) mapColumns(sc *schema.Schema) error {
 	b.labelCol, b.idxCol, b.valCol = -1, -1, -1
 	for i := range sc.NumColumns() {
@@ -169,18 +204,18 @@ func (b *parquetBlocks) mapColumns(sc *schema.Schema) error {
 		p := c.ColumnPath()
 		name, want := "", parquet.Types.Float
 		switch {
-		case len(p) == 1 && p[0] == labelColumn:
+		case len(p) == 1 && p[0] == b.plan.Label && b.labelCol < 0:
 			b.labelCol, name = i, labelColumn
 			b.labelDef = c.MaxDefinitionLevel()
 			if c.MaxRepetitionLevel() != 0 {
-				return &core.SchemaError{Path: b.path, Column: labelColumn, Msg: "repeated, want one label per row"}
+				return &core.SchemaError{Path: b.path, Column: b.plan.Label, Msg: "repeated, want one label per row"}
 			}
-		case len(p) > 1 && p[0] == featuresColumn && p[len(p)-1] == indexField:
+		case len(p) > 1 && p[0] == b.plan.Features && p[len(p)-1] == indexField && b.idxCol < 0:
 			b.idxCol, name, want = i, indexField, parquet.Types.Int32
-		case len(p) > 1 && p[0] == featuresColumn && p[len(p)-1] == valueField:
+		case len(p) > 1 && p[0] == b.plan.Features && p[len(p)-1] == valueField && b.valCol < 0:
 			b.valCol, name = i, valueField
 		default:
-			return &core.SchemaError{Path: b.path, Column: c.Path(), Msg: "unexpected Parquet column"}
+			continue
 		}
 		if c.PhysicalType() != want {
 			return &core.SchemaError{Path: b.path, Column: c.Path(), Msg: fmt.Sprintf("Parquet physical type %s, want %s", c.PhysicalType(), want)}
@@ -190,7 +225,7 @@ func (b *parquetBlocks) mapColumns(sc *schema.Schema) error {
 		}
 		lv, ok := leafLevels(c)
 		if !ok {
-			return &core.SchemaError{Path: b.path, Column: featuresColumn, Msg: "Parquet column " + c.Path() + " is not a list of one level"}
+			return &core.SchemaError{Path: b.path, Column: b.plan.Features, Msg: "Parquet column " + c.Path() + " is not a list of one level"}
 		}
 		if name == indexField {
 			b.idxLv = lv
@@ -199,10 +234,13 @@ func (b *parquetBlocks) mapColumns(sc *schema.Schema) error {
 		}
 	}
 	if b.labelCol < 0 || b.idxCol < 0 || b.valCol < 0 {
-		return &core.SchemaError{Path: b.path, Column: featuresColumn, Msg: "Parquet leaf columns label, index and value not all found"}
+		return &core.SchemaError{Path: b.path, Column: b.plan.Features, Msg: "Parquet leaf columns " + b.plan.Label + ", index and value not all found"}
 	}
 	return nil
 }
+
+// Layout returns the layout the reader reads the file in.
+func (b *parquetBlocks) Layout() Layout { return b.plan.Layout }
 
 // Next returns the rows of the next row group (or of its next
 // maxParquetBatchRows rows), decoded into a block the reader owns; see
@@ -258,6 +296,9 @@ func (b *parquetBlocks) read(blk *sparsevec.CSR) (err error) {
 			}
 			c, err := b.openRowGroup(b.rg)
 			b.rg++
+			if errors.Is(err, core.ErrUnsupported) {
+				return fmt.Errorf("%s: row group %d: %w", b.path, b.rg, err)
+			}
 			if err != nil {
 				return b.corrupt(err)
 			}
@@ -305,7 +346,10 @@ func (b *parquetBlocks) read(blk *sparsevec.CSR) (err error) {
 		c.got += int64(k)
 		dim, row, col, err := core.CheckRows(blk.Labels, blk.Ptr, blk.Idx, blk.Val, b.maxIndex)
 		if err != nil {
-			return &core.RowError{Path: b.path, Row: b.rows + int64(row) + 1, Column: col, Err: err}
+			if err == core.ErrIndexZero {
+				err = errIndexZero()
+			}
+			return &core.RowError{Path: b.path, Row: b.rows + int64(row) + 1, Column: b.plan.column(col, err), Err: err}
 		}
 		blk.Dim = dim
 		return nil
@@ -324,7 +368,7 @@ func (b *parquetBlocks) leafErr(err error, leaf string) error {
 		case nullElem:
 			what = "list element"
 		}
-		return &core.RowError{Path: b.path, Row: b.rows + int64(n.row) + 1, Column: featuresColumn, Err: fmt.Errorf("%w: %s", core.ErrNull, what)}
+		return &core.RowError{Path: b.path, Row: b.rows + int64(n.row) + 1, Column: b.plan.Features, Err: fmt.Errorf("%w: %s", core.ErrNull, what)}
 	}
 	return b.corrupt(fmt.Errorf("%s column: %w", leaf, err))
 }
@@ -358,7 +402,7 @@ func (b *parquetBlocks) readLabels(c *rowGroupCursor, blk *sparsevec.CSR, k int)
 		if nv != int(n) {
 			for i, l := range d[:n] {
 				if l < b.labelDef {
-					return &core.RowError{Path: b.path, Row: b.rows + int64(got+i) + 1, Column: labelColumn, Err: fmt.Errorf("%w: label", core.ErrNull)}
+					return &core.RowError{Path: b.path, Row: b.rows + int64(got+i) + 1, Column: b.plan.Label, Err: fmt.Errorf("%w: label", core.ErrNull)}
 				}
 			}
 			return b.corrupt(errors.New("label column: fewer values than levels"))
@@ -382,21 +426,8 @@ func (b *parquetBlocks) openRowGroup(i int) (*rowGroupCursor, error) {
 		return nil, fmt.Errorf("row group claims %d rows", c.want)
 	}
 	col := func(j int) (file.ColumnChunkReader, error) {
-		md, err := rg.MetaData().ColumnChunk(j)
-		if err != nil {
+		if err := checkChunk(rg, j, b.fh, b.size, b.limit, b.oldWriter); err != nil {
 			return nil, err
-		}
-		// The chunk's extent as GetColumnPageReader works it out.
-		start := md.DataPageOffset()
-		if md.HasDictionaryPage() && md.DictionaryPageOffset() > 0 && start > md.DictionaryPageOffset() {
-			start = md.DictionaryPageOffset()
-		}
-		start, end, err := colguard.ChunkStream(b.size, start, md.TotalCompressedSize(), b.oldWriter)
-		if err == nil {
-			err = colguard.CheckPages(b.fh, start, end, md.NumValues(), md.Compression(), b.limit)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("column %d: %w", j, err)
 		}
 		pr, err := rg.GetColumnPageReader(j)
 		if err != nil {
@@ -429,6 +460,35 @@ func (b *parquetBlocks) openRowGroup(i int) (*rowGroupCursor, error) {
 		c.nnzHint = max(0, md.NumValues())
 	}
 	return c, nil
+}
+
+// checkChunk checks column chunk j of rg, in the file fh of size bytes,
+// before the library reads it: its codec must be one the library decodes
+// (else an error wrapping ErrUnsupported), and its pages must pass
+// colguard.CheckPages with the file's limit.
+func checkChunk(rg *file.RowGroupReader, j int, fh io.ReaderAt, size int64, limit int, oldWriter bool) error {
+	md, err := rg.MetaData().ColumnChunk(j)
+	if err != nil {
+		return err
+	}
+	if c := md.Compression(); c < compress.Codecs.Uncompressed || c > compress.Codecs.Lz4Raw {
+		return fmt.Errorf("column %d: compression codec %d, not one of Parquet's", j, c)
+	} else if _, err := compress.GetCodec(c); err != nil {
+		return fmt.Errorf("column %d: Parquet compression %s: %w (readable: uncompressed, snappy, gzip, brotli, zstd, lz4_raw)", j, c, core.ErrUnsupported)
+	}
+	// The chunk's extent as GetColumnPageReader works it out.
+	start := md.DataPageOffset()
+	if md.HasDictionaryPage() && md.DictionaryPageOffset() > 0 && start > md.DictionaryPageOffset() {
+		start = md.DictionaryPageOffset()
+	}
+	start, end, err := colguard.ChunkStream(size, start, md.TotalCompressedSize(), oldWriter)
+	if err == nil {
+		err = colguard.CheckPages(fh, start, end, md.NumValues(), md.Compression(), limit)
+	}
+	if err != nil {
+		return fmt.Errorf("column %d: %w", j, err)
+	}
+	return nil
 }
 
 // rowGroupCursor is the state of the row group being read.

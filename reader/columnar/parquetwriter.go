@@ -30,8 +30,9 @@ import (
 //	  }
 //	}
 //
-// with the Arrow schema in the key-value metadata (ARROW:schema, the IPC
-// schema message in base64) as pqarrow's WithStoreSchema writes it. The
+// with cpm.index_base = "1" and the Arrow schema in the key-value metadata
+// (ARROW:schema, the IPC schema message in base64) as pqarrow's
+// WithStoreSchema writes them. The
 // list is repeated once, so a row of k nonzeros has k definition levels of
 // 1 (repetition levels 0, then 1) and an empty row one of 0.
 type parquetWriter struct {
@@ -55,6 +56,7 @@ func newParquetWriter(w io.Writer, props *parquet.WriterProperties) (*parquetWri
 		schema.NewFloat32Node(labelColumn, req, -1), features,
 	}, -1))
 	var meta metadata.KeyValueMetadata
+	meta.Append(IndexBaseKey, "1")
 	meta.Append("ARROW:schema", base64.StdEncoding.EncodeToString(storedSchema()))
 	fw, err := file.NewParquetWriterWithError(w, root, file.WithWriterProps(props), file.WithWriteMetadata(meta))
 	if err != nil {
@@ -69,7 +71,8 @@ func newParquetWriter(w io.Writer, props *parquet.WriterProperties) (*parquetWri
 func storedSchema() []byte {
 	elem := featuresType.ElemField()
 	elem.Name = "element"
-	s := arrow.NewSchema([]arrow.Field{rowSchema.Field(0), {Name: featuresColumn, Type: arrow.ListOfField(elem)}}, nil)
+	md := rowSchema.Metadata()
+	s := arrow.NewSchema([]arrow.Field{rowSchema.Field(0), {Name: featuresColumn, Type: arrow.ListOfField(elem)}}, &md)
 	var buf bytes.Buffer
 	w := ipc.NewWriter(&buf, ipc.WithSchema(s))
 	w.Close()

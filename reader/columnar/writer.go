@@ -19,17 +19,19 @@ import (
 // CreateArrow creates an Arrow IPC file (stream false) or stream (stream
 // true) at path, written atomically as reader.CreateCompressed writes, in
 // record batches of WithBatchRows rows with bodies compressed by
-// WithCompression ("zstd", the default, "lz4" or "none"). Write validates
-// every row as the readers do; see reader.CreateBlocks.
+// WithCompression ("none", the default, "zstd" or "lz4": the Arrow
+// JavaScript library and other readers cannot read compressed bodies).
+// The schema is Schema(), with cpm.index_base = "1" in its metadata.
+// Write validates every row as the readers do; see reader.CreateBlocks.
 func CreateArrow(path string, stream bool, opts ...core.Option) (core.BlockWriter, error) {
 	o := core.BuildOptions(opts)
 	var arrowOpts []ipc.Option
 	switch o.Compression {
-	case "", "zstd":
+	case "zstd":
 		arrowOpts = append(arrowOpts, ipc.WithZstd())
 	case "lz4":
 		arrowOpts = append(arrowOpts, ipc.WithLZ4())
-	case "none":
+	case "", "none":
 	default:
 		return nil, fmt.Errorf("%s: compression %q: want zstd, lz4 or none for Arrow output", path, o.Compression)
 	}
@@ -54,10 +56,20 @@ func CreateArrow(path string, stream bool, opts ...core.Option) (core.BlockWrite
 // CreateParquet creates a Parquet file at path, written atomically as
 // reader.CreateCompressed writes, in row groups of WithBatchRows rows with
 // column chunks compressed by WithCompression ("zstd", the default,
-// "snappy" or "none"), as version 2 data pages. Write validates every row
-// as the readers do; see reader.CreateBlocks.
+// "snappy" or "none"), as data pages of WithParquetPageVersion (version 1
+// by default, which every Parquet reader reads; hyparquet, for one, reads
+// no version 2 pages). The key-value metadata holds cpm.index_base = "1"
+// and the Arrow schema (ARROW:schema). Write validates every row as the
+// readers do; see reader.CreateBlocks.
 func CreateParquet(path string, opts ...core.Option) (core.BlockWriter, error) {
 	o := core.BuildOptions(opts)
+	if o.Err != nil {
+		return nil, fmt.Errorf("%s: %w", path, o.Err)
+	}
+	pages := parquet.DataPageV1
+	if o.Columnar.ParquetPageVersion == 2 {
+		pages = parquet.DataPageV2
+	}
 	var pqCodec compress.Compression
 	switch o.Compression {
 	case "", "zstd":
@@ -76,12 +88,7 @@ func CreateParquet(path string, opts ...core.Option) (core.BlockWriter, error) {
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(pqCodec),
 		parquet.WithMaxRowGroupLength(int64(o.BatchRows)),
-		// Version 1 data pages make arrow-go grow its level
-		// buffers 64 bytes at a time (a buffer offset defeats the
-		// doubling in PooledBufferWriter.Reserve): writing MNIST
-		// train took 64 s. Version 2 pages, which every current
-		// reader supports, do not have the offset.
-		parquet.WithDataPageVersion(parquet.DataPageV2),
+		parquet.WithDataPageVersion(pages),
 	)
 	pw, err := newParquetWriter(w.buf, props)
 	if err != nil {

@@ -35,8 +35,8 @@ type BlockWriter interface {
 }
 
 // WithCompression sets the compression of Arrow IPC bodies or Parquet
-// column chunks: "zstd" (the default for both), "lz4" (Arrow only),
-// "snappy" (Parquet only) or "none". LIBSVM output is compressed by the
+// column chunks: "zstd" (the default for Parquet), "lz4" (Arrow only),
+// "snappy" (Parquet only) or "none" (the default for Arrow). LIBSVM output is compressed by the
 // path's extension instead (see CreateCompressed), so any name other than
 // "" is an error for it. An unknown name makes CreateBlocks fail.
 func WithCompression(name string) Option {

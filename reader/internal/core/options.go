@@ -34,6 +34,7 @@ type Options struct {
 	Workers      int
 	Opener       func(path string) (*os.File, error) // nil: os.Open
 	ZeroBased    ZeroBased
+	Columnar     Columnar // column names of Arrow and Parquet input, Parquet page version
 
 	// writers
 	Compression string
