@@ -76,7 +76,7 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		return err
 	}
 	path := pos[0]
-	if err := nf.checkData("DATA", path); err != nil {
+	if err := nf.checkData("DATA", path, lim); err != nil {
 		return err
 	}
 	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true, inputs: []string{path}}); err != nil {

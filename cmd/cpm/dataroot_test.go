@@ -125,6 +125,8 @@ func TestDataRootUsageErrors(t *testing.T) {
 		{[]string{"train", "-t", plain, "-o", m, "--data-root", root}, "needs --nats"},
 		{[]string{"train", "-t", plain, "-o", m, "--nats", "embedded", "--data-root", plain}, "not a directory"},
 		{append([]string{"tune", "--holdout", "0.2", "--grid", "C=1,0.1", plain}, nats...), "--holdout splits DATA"},
+		{append([]string{"train", "-t", plain, "-o", m, "--zero-based", "yes"}, nats...), "--zero-based yes changes what it holds"},
+		{append([]string{"cv", "--label-column", "y", plain}, nats...), "--label-column changes what it holds"},
 		{append([]string{"cv", heart}, nats...), "not inside"},
 		{append([]string{"tune", "--grid", "C=1,0.1", heart}, nats...), "not inside"},
 	} {

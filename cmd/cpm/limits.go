@@ -67,6 +67,21 @@ func (l *inputLimits) opts(ctx context.Context) []reader.Option {
 	}, append(l.zero.opts(), l.columns.opts()...)...)
 }
 
+// changed returns the first flag given that changes the rows a file
+// gives (--zero-based other than auto, a column flag), or "".
+func (l *inputLimits) changed() string {
+	if l.zero.v != reader.ZeroBasedAuto {
+		return "--zero-based " + l.zero.v.String()
+	}
+	for _, c := range []struct{ flag, v string }{{"--label-column", l.columns.label}, {"--features-column", l.columns.features},
+		{"--index-column", l.columns.index}, {"--value-column", l.columns.value}} {
+		if c.v != "" {
+			return c.flag
+		}
+	}
+	return ""
+}
+
 // annotate appends to *err, when it is an input error that a limit caused,
 // the flag that raises the limit. Use it deferred, on a named result.
 func (l *inputLimits) annotate(err *error) {

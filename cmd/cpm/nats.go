@@ -313,7 +313,7 @@ func (n *natsFlags) checkTrain(o *trainOptions) error {
 			return errNotWithNATS(f.flag)
 		}
 	}
-	return n.checkData("-t", o.train)
+	return n.checkData("-t", o.train, o.lim)
 }
 
 // train trains spec on data through the cluster: a CPM as one task per

@@ -22,10 +22,16 @@ type rootedFile struct {
 // checkData checks, with --data-root, that the data file (flag path) is a
 // regular file inside the data root once both have their symbolic links
 // resolved, and notes it for the tasks: a worker reads only files inside
-// its own --data-root. Call it before the rows are loaded.
-func (n *natsFlags) checkData(flag, path string) error {
+// its own --data-root. The workers read the file with the readers'
+// defaults, so reader flags that change what a file holds (--zero-based
+// yes or no, the column flags) are refused with it. Call it before the
+// rows are loaded.
+func (n *natsFlags) checkData(flag, path string, lim *inputLimits) error {
 	if n.dataRoot == "" {
 		return nil
+	}
+	if f := lim.changed(); f != "" {
+		return usagef("--data-root: the workers read %s with the readers' defaults; %s changes what it holds: convert the file first (cpm convert), or drop --data-root", flag, f)
 	}
 	switch {
 	case path == "-":

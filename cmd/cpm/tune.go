@@ -130,7 +130,7 @@ func (o *tuneOptions) check(set map[string]bool) error {
 	if o.nats.dataRoot != "" && o.holdout != 0 {
 		return usagef("--holdout splits DATA, and with --data-root the workers train on DATA as it is in the file: score by cross-validation (-r, -f) or on --valid FILE, or drop --data-root")
 	}
-	if err := o.nats.checkData("DATA", o.data); err != nil {
+	if err := o.nats.checkData("DATA", o.data, o.lim); err != nil {
 		return err
 	}
 	return checkInputs([2]string{"DATA", o.data}, [2]string{"--valid", o.valid})
