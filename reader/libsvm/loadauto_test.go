@@ -115,6 +115,7 @@ var autoCases = []struct {
 	{"qid missing on a row at the limit", "1 qid:1 1:1\n1 2:1 5:1\n1 qid:2 0:1\n", 2, 7, core.ErrIndexRange, 0},
 	{"qid missing before the limit", "1 qid:1 1:1\n1 2:1\n1 qid:1 5:1\n1 qid:3 0:1\n", 2, 3, core.ErrSyntax, 0},
 	{"qid, 0-based", "1 qid:1 0:1\n1 qid:1 4:1\n", 0, 0, nil, 6},
+	{"qid, 0-based, index at the limit", "1 qid:1 0:1\n1 qid:2\t2:1  5:1#c\n", 2, 14, core.ErrIndexRange, 0},
 	{"CRLF, no final newline", "1 0:1\r\n\r\n1 5:1", 3, 3, core.ErrIndexRange, 0},
 	{"no rows", "# header 0:1\n\n", 0, 0, nil, 0},
 	{"no label", "  0:1 2:1\n", 1, 3, core.ErrNoLabel, 0},
@@ -224,11 +225,13 @@ func isMemoized(t *testing.T, path string, zero bool) bool {
 }
 
 // randomAutoText returns lines of random features with indices in 0..7,
-// mostly valid, some 0-based, some with qid:N, comments, blank lines,
+// mostly valid, some 0-based, some with qid:N (a row now and then
+// breaking the file's rule), comments, blank lines,
 // duplicates, bad values and missing labels.
 func randomAutoText(rng *rand.Rand) []byte {
 	var b []byte
 	zeroP := rng.Float64() * 0.3
+	qids := rng.IntN(3) == 0 // qid:N on every row but a few
 	for range 1 + rng.IntN(12) {
 		switch rng.IntN(20) {
 		case 0:
@@ -242,7 +245,7 @@ func randomAutoText(rng *rand.Rand) []byte {
 			continue
 		}
 		b = append(b, "1"...)
-		if rng.IntN(8) == 0 {
+		if qids != (rng.IntN(30) == 0) {
 			b = append(b, " qid:3"...)
 		}
 		k := 1
@@ -284,7 +287,8 @@ func randomAutoText(rng *rand.Rand) []byte {
 func TestLoadAutoRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	dir := t.TempDir()
-	for i := range 600 {
+	kinds := map[string]int{}
+	for i := range 1000 {
 		text := randomAutoText(rng)
 		p := zeroFile(t, dir, fmt.Sprintf("r%d", i%4), "plain", text)
 		opts := []core.Option{
@@ -296,6 +300,19 @@ func TestLoadAutoRandom(t *testing.T) {
 		want, werr := prescanLoad(p, opts...)
 		if d := sameRead(got, err, want, werr); d != "" {
 			t.Fatalf("file %d:\n%s\n%s", i, text, d)
+		}
+		switch {
+		case err == nil:
+			kinds["rows"]++
+		case strings.Contains(err.Error(), "0-based index"):
+			kinds["index over the limit once shifted"]++
+		default:
+			kinds["other error"]++
+		}
+	}
+	for _, k := range []string{"rows", "index over the limit once shifted", "other error"} {
+		if kinds[k] < 50 {
+			t.Errorf("%d of the files give %s: the test covers too little", kinds[k], k)
 		}
 	}
 }
