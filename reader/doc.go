@@ -68,9 +68,10 @@
 // Rows hold 1-based feature indices. WithZeroBased says how a file's
 // indices map to them: ZeroBasedNo keeps them (index 0 is ErrIndexZero),
 // ZeroBasedYes adds 1 to each, ZeroBasedAuto (the default) treats a file
-// as 0-based when one of its indices is 0, which it finds by scanning a
-// regular file before reading it (IsZeroBased, WithZeroBasedNotice);
-// standard input and pipes are read as 1-based. The cache records the
+// as 0-based when one of its indices is 0: Load decides it for a regular
+// LIBSVM file in its one pass, Stream by scanning the file before reading
+// it (IsZeroBased, WithZeroBasedNotice); standard input and pipes are read
+// as 1-based. The cache records the
 // mode, and a cache built with another is stale.
 //
 // Query ids (qid:N) are kept in sparsevec.CSR.Qid, on every row of a file

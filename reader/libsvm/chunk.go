@@ -35,6 +35,17 @@ type chunk struct {
 	blk   sparsevec.CSR    // rows of data
 	lines int              // lines in data
 	err   *core.ParseError // first error, Line relative to the chunk
+	// errRange is the index of err if err is ErrIndexRange (lineParser's
+	// errRange), else 0.
+	errRange uint64
+
+	// With a deferring indexMap (indexMap.auto): zero tells whether an
+	// index 0 was read before err; limLine (relative to the chunk, 0 for
+	// none), limOff and limCol locate the first index equal to MaxIndex,
+	// an error if the file turns out 0-based: the line, the offset of the
+	// line in data and the offset of the index's token in the line.
+	zero                    bool
+	limLine, limOff, limCol int
 
 	// The first row of data, if any: its line (relative to the chunk) and
 	// the offsets in data of its line and of its qid column
@@ -66,6 +77,12 @@ type pipeline struct {
 	base    int      // lines before chunk next
 	ended   bool
 	qids    int8 // 0 before the first row, then 1 if it had no qid, 2 if it had
+
+	// With a deferring indexMap, what the chunks handed out so far found:
+	// whether an index 0 occurred, and the error at the first index equal
+	// to MaxIndex (nil if none), with its absolute line.
+	zero   bool
+	limErr *core.ParseError
 }
 
 // startPipeline starts reading and parsing r, mapping indices by im.
@@ -114,7 +131,10 @@ func (p *pipeline) nextChunk() (*chunk, error) {
 			p.pending[p.next%k] = nil
 			p.next++
 			if err := p.checkQID(c); err != nil {
-				c.err = err
+				c.err, c.errRange = err, 0
+			}
+			if p.im.auto {
+				p.observeAuto(c)
 			}
 			if c.err != nil {
 				p.ended = true
@@ -162,6 +182,24 @@ func (p *pipeline) checkQID(c *chunk) *core.ParseError {
 	lp.qidMismatch(line, p.qids == 2)
 	c.blk.Reset()
 	return lp.parseError(p.path, c.firstLine)
+}
+
+// observeAuto adds what c, the next chunk in file order, found for a
+// deferring indexMap: an index 0, and the first index equal to MaxIndex,
+// whose error it builds while c.data is at hand (once per file).
+func (p *pipeline) observeAuto(c *chunk) {
+	p.zero = p.zero || c.zero
+	if p.limErr != nil || c.limLine == 0 {
+		return
+	}
+	line := c.data[c.limOff:]
+	if k := bytes.IndexByte(line, '\n'); k >= 0 {
+		line = line[:k]
+	}
+	v := uint64(p.opt.MaxIndex) + 1 // the index read 0-based
+	lp := lineParser{}
+	lp.fail(line, c.limCol, indexMap{shift: 1}.rangeError(p.opt.MaxIndex, v))
+	p.limErr = lp.parseError(p.path, p.base+c.limLine)
 }
 
 // recycle gives a chunk handed out by nextChunk back to the reader.
@@ -294,11 +332,19 @@ func (p *pipeline) parse() error {
 func parseChunk(c *chunk, lp *lineParser, path string, maxLine int) {
 	blk := &c.blk
 	blk.Reset()
-	c.err = nil
+	c.err, c.errRange = nil, 0
 	c.firstLine = 0
+	c.limLine = 0
+	lp.zero = false
 	labels, ptr, qids := blk.Labels, append(blk.Ptr, 0), blk.Qid
 	lp.idx, lp.val = blk.Idx, blk.Val
 	var maxIdx uint32
+	// lim is the index whose first place a deferring indexMap records;
+	// 0, which no other indexMap stores, records none.
+	var lim uint32
+	if lp.im.auto {
+		lim = lp.maxIndex
+	}
 	data := c.data
 	line := 0
 	for len(data) > 0 {
@@ -315,6 +361,16 @@ func parseChunk(c *chunk, lp *lineParser, path string, maxLine int) {
 			break
 		}
 		r := lp.parse(l)
+		if r == lineRow && lim != 0 && c.limLine == 0 {
+			// The row's last index is its largest.
+			if n, s := len(lp.idx), ptr[len(ptr)-1]; n > s && lp.idx[n-1] == lim {
+				t := n - s // the label is token 0
+				if lp.hasQID {
+					t++
+				}
+				c.limLine, c.limOff, c.limCol = line, off, tokenStart(l, t)
+			}
+		}
 		if r == lineRow {
 			switch {
 			case len(labels) == 0:
@@ -335,7 +391,14 @@ func parseChunk(c *chunk, lp *lineParser, path string, maxLine int) {
 			}
 			ptr = append(ptr, len(lp.idx))
 		case lineErr:
-			c.err = lp.parseError(path, line)
+			c.err, c.errRange = lp.parseError(path, line), lp.errRange
+			if lim != 0 && c.limLine == 0 {
+				// An index equal to lim before the error, or at its
+				// token, is the error if the file is 0-based.
+				if col, ok := limitToken(l, lp.errCol-1, lim); ok {
+					c.limLine, c.limOff, c.limCol = line, off, col
+				}
+			}
 		}
 		if c.err != nil {
 			break
@@ -346,6 +409,7 @@ func parseChunk(c *chunk, lp *lineParser, path string, maxLine int) {
 		e.Line = line + 1
 		c.err = &e
 	}
+	c.zero = lp.zero
 	blk.Labels, blk.Ptr, blk.Idx, blk.Val, blk.Qid = labels, ptr, lp.idx, lp.val, qids
 	if len(blk.Idx) > 0 {
 		blk.Dim = int(maxIdx) + 1

@@ -53,18 +53,24 @@
 //     shift, so a 0-based index equal to MaxIndex is ErrIndexRange.
 //   - ZeroBasedAuto (the default), as scikit-learn's
 //     load_svmlight_file(zero_based="auto"): a file is 0-based, and read
-//     as with ZeroBasedYes, if any of its feature indices is 0. Load and
-//     NewStream scan a regular file, compressed or not, for a separator
-//     followed by "0:" (or "00:", ...) outside a comment before reading its
-//     rows (IsZeroBased); the answer is remembered per file identity, so
-//     later passes over an unchanged file do not scan again.
-//     WithZeroBasedNotice reports each file found 0-based. Input that cannot
-//     be scanned ahead, standard input, a pipe or FIFO, and the io.Reader of
-//     NewScanner or LoadReader, is read as 1-based, and an index 0 in it is
-//     ErrIndexZero saying to use ZeroBasedYes.
+//     as with ZeroBasedYes, if any of its feature indices is 0. Load reads
+//     a regular file, compressed or not, in one pass with the indices as
+//     written and decides at the end: if one was 0 it adds 1 to every
+//     index in memory and applies MaxIndex to the shifted indices. Its
+//     rows and errors (line, column and text) are those of a read with
+//     the decision made ahead. NewStream, which hands out rows before the
+//     end, scans a regular file for a separator followed by "0:" (or
+//     "00:", ...) outside a comment before reading its rows
+//     (IsZeroBased). Load's decision and the scan's are remembered per
+//     file identity, so later passes over an unchanged file do not scan.
+//     WithZeroBasedNotice reports each file found 0-based. Input that
+//     cannot be read twice, standard input, a pipe or FIFO, and the
+//     io.Reader of NewScanner or LoadReader, is read as 1-based, and an
+//     index 0 in it is ErrIndexZero saying to use ZeroBasedYes.
 //
-// The shift is one addition per index in the parser, which allocates
-// nothing for it.
+// With the decision made ahead the shift is one addition per index in the
+// parser; Load's decision at the end costs one pass over the indices of a
+// 0-based file. Neither allocates per row.
 //
 // Input is opened with reader.Open's rules: gzip, zstd and bzip2 are
 // detected from the first bytes of the file, not from its name, and "-" is

@@ -38,10 +38,17 @@ type lineParser struct {
 	qid    int64
 	qidCol int
 
+	// zero is set when an index 0 is read with a deferring indexMap (see
+	// indexMap.auto); the caller clears it.
+	zero bool
+
 	// Set when parse returns lineErr.
 	errCol int
 	errTok []byte
 	err    error
+	// errRange is the index (after the shift) of an ErrIndexRange error,
+	// 0 for any other error.
+	errRange uint64
 }
 
 // Results of lineParser.parse.
@@ -90,7 +97,7 @@ func (p *lineParser) parse(line []byte) int {
 	idx, val := p.idx, p.val
 	maxIndex := uint64(p.maxIndex)
 	shift := p.im.shift
-	var prev uint64 // indices are >= 1, so 0 means none yet
+	var prev uint64 // indices are >= 1, so 0 means none yet (or, with auto, an index 0)
 	first := true
 	for {
 		for i < n && isSpace[line[i]] {
@@ -134,9 +141,22 @@ func (p *lineParser) parse(line []byte) int {
 		v += shift
 		switch {
 		case v == 0:
-			return p.fail(line, tok, p.im.zeroErr)
+			if !p.im.auto {
+				return p.fail(line, tok, p.im.zeroErr)
+			}
+			// An index 0 read as it is: it must come first in its row,
+			// as the 1 it becomes if the file is 0-based would.
+			if len(idx) > len(p.idx) {
+				if prev == 0 {
+					return p.fail(line, tok, core.ErrDuplicate)
+				}
+				return p.fail(line, tok, core.ErrUnsorted)
+			}
+			p.zero = true
 		case v > maxIndex:
-			return p.fail(line, tok, p.im.rangeError(p.maxIndex, v))
+			r := p.fail(line, tok, p.im.rangeError(p.maxIndex, v))
+			p.errRange = v
+			return r
 		case v == prev:
 			return p.fail(line, tok, core.ErrDuplicate)
 		case v < prev:
@@ -228,10 +248,64 @@ func (p *lineParser) fail(line []byte, tok int, err error) int {
 	p.errCol = tok + 1
 	p.errTok = line[tok:end]
 	p.err = err
+	p.errRange = 0
 	return lineErr
 }
 
 // parseError builds the *ParseError for the last lineErr.
 func (p *lineParser) parseError(path string, line int) *core.ParseError {
 	return &core.ParseError{Path: path, Line: line, Col: p.errCol, Near: core.NearText(p.errTok), Err: p.err}
+}
+
+// tokenStart returns the offset in line of its token t, counting from 0
+// for the label, where tokens are runs of non-space bytes. It is for lines
+// that parse as rows, whose label, qid and features before the last one
+// are separated by spaces (a '#' glued to a token ends the row's
+// features).
+func tokenStart(line []byte, t int) int {
+	i := 0
+	for {
+		for i < len(line) && isSpace[line[i]] {
+			i++
+		}
+		if t == 0 || i == len(line) {
+			return i
+		}
+		for i < len(line) && !isSpace[line[i]] {
+			i++
+		}
+		t--
+	}
+}
+
+// limitToken returns the offset in line of its first token after the label,
+// at an offset up to end, whose feature index (the digits before a ':') is
+// lim, for a line whose tokens before end parsed.
+func limitToken(line []byte, end int, lim uint32) (int, bool) {
+	i := 0
+	for i < len(line) && isSpace[line[i]] {
+		i++
+	}
+	for i < len(line) && !isSpace[line[i]] {
+		i++ // the label
+	}
+	for {
+		for i < len(line) && isSpace[line[i]] {
+			i++
+		}
+		if i >= len(line) || i > end {
+			return 0, false
+		}
+		tok := i
+		j, v, nd := scanDigits(line, i, 0, 0)
+		if nd > 10 {
+			v = bigIndex(line[tok:j])
+		}
+		if j > tok && j < len(line) && line[j] == ':' && v == uint64(lim) {
+			return tok, true
+		}
+		for i < len(line) && !isSpace[line[i]] {
+			i++
+		}
+	}
 }

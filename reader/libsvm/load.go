@@ -17,13 +17,31 @@ import (
 // does not depend on scheduling. The first error in file order is returned,
 // with its absolute line number, and every goroutine has ended when Load
 // returns. An empty input gives a CSR with no rows.
+//
+// With ZeroBasedAuto (the default) a regular file, compressed or not, is
+// read in that one pass with its indices as written, recording whether one
+// is 0 and where the first index equal to MaxIndex is; if one is 0, every
+// index is shifted by 1 at the end and MaxIndex applies to the shifted
+// indices. The rows and errors are those of reading the file with the
+// decision made ahead (IsZeroBased, as NewStream does), an error's line
+// and column included: in the rare case of an error whose text or place
+// depends on the decision (ErrIndexRange) and no index 0 before it, the
+// file is scanned for an index 0 after all. The decision is remembered as
+// IsZeroBased's scan is, and WithZeroBasedNotice hears of a 0-based file
+// before Load returns. Standard input and files that are not regular are
+// read as 1-based, as by LoadReader.
 func Load(path string, opts ...core.Option) (*sparsevec.CSR, error) {
 	o := core.BuildOptions(opts)
+	if o.ZeroBased == core.ZeroBasedAuto {
+		if m, done, err := loadAuto(path, &o); done {
+			return m, err
+		}
+	}
 	rc, err := core.OpenText(path, &o)
 	if err != nil {
 		return nil, err
 	}
-	m, err := loadReader(rc, path, o, fileIndexMap(path, &o))
+	m, _, err := loadReader(rc, path, o, oneShot(o.ZeroBased))
 	if cerr := rc.Close(); err == nil && cerr != nil {
 		return nil, cerr
 	}
@@ -36,10 +54,14 @@ func Load(path string, opts ...core.Option) (*sparsevec.CSR, error) {
 // goroutine is left using r.
 func LoadReader(r io.Reader, path string, opts ...core.Option) (*sparsevec.CSR, error) {
 	o := core.BuildOptions(opts)
-	return loadReader(r, path, o, oneShot(o.ZeroBased))
+	m, _, err := loadReader(r, path, o, oneShot(o.ZeroBased))
+	return m, err
 }
 
-func loadReader(r io.Reader, path string, o core.Options, im indexMap) (*sparsevec.CSR, error) {
+// loadReader reads r into one CSR, mapping indices by im. With im.auto it
+// decides ZeroBasedAuto at the end: zero reports an index 0, in which case
+// the indices have been shifted by 1 (see finishAuto and autoError).
+func loadReader(r io.Reader, path string, o core.Options, im indexMap) (_ *sparsevec.CSR, zero bool, _ error) {
 	size := inputSize(r)
 	p := startPipeline(r, path, o, im)
 	defer p.stop()
@@ -50,7 +72,10 @@ func loadReader(r io.Reader, path string, o core.Options, im indexMap) (*sparsev
 	for {
 		c, err := p.nextChunk()
 		if err != nil {
-			return nil, err // the rows before it go with the rest
+			if im.auto {
+				err = p.autoError(err, c)
+			}
+			return nil, false, err // the rows before it go with the rest
 		}
 		if c == nil {
 			break
@@ -77,13 +102,19 @@ func loadReader(r io.Reader, path string, o core.Options, im indexMap) (*sparsev
 			// The first chunk was much denser than the rest.
 			m = concatCSR([]*sparsevec.CSR{m})
 		}
-		return m, nil
 	case len(blocks) == 0:
-		return new(sparsevec.CSR), nil
+		m = new(sparsevec.CSR)
 	case len(blocks) == 1:
-		return blocks[0], nil
+		m = blocks[0]
+	default:
+		m = concatCSR(blocks)
 	}
-	return concatCSR(blocks), nil
+	if im.auto {
+		if err := p.finishAuto(m); err != nil {
+			return nil, false, err
+		}
+	}
+	return m, p.zero, nil
 }
 
 // inputSize returns the number of bytes r will yield if it is known

@@ -14,9 +14,16 @@ import (
 // indexMap is how a parser maps the feature indices it reads to the 1-based
 // indices rows hold: it adds shift (0 or 1) to each; zeroErr is the error
 // of an index 0 when shift is 0.
+//
+// With auto set (shift 0, no zeroErr) the parser defers ZeroBasedAuto's
+// decision to the end of the input: it keeps the indices as read, an index
+// 0 included, records whether one occurred and where the first index equal
+// to MaxIndex is, and loadReader shifts the rows and checks the limit at
+// the end (see loadAuto).
 type indexMap struct {
 	shift   uint64
 	zeroErr error
+	auto    bool
 }
 
 // errZeroOnePass is the error of an index 0 read with ZeroBasedAuto from
@@ -45,10 +52,11 @@ func (m indexMap) rangeError(maxIndex uint32, v uint64) error {
 	return fmt.Errorf("%w (0-based index %d, read as %d)", core.IndexRangeError(maxIndex), v-1, v)
 }
 
-// fileIndexMap returns the indexMap for reading the file at path with o:
-// for ZeroBasedAuto, a regular file (compressed or not) is 0-based if it
-// holds a feature index 0 (see IsZeroBased); standard input and files that
-// are not regular are read in one pass (oneShot).
+// fileIndexMap returns the indexMap for reading the file at path with o
+// with the decision made ahead (NewStream): for ZeroBasedAuto, a regular
+// file (compressed or not) is 0-based if it holds a feature index 0 (see
+// IsZeroBased); standard input and files that are not regular are read in
+// one pass (oneShot).
 func fileIndexMap(path string, o *core.Options) indexMap {
 	if o.ZeroBased != core.ZeroBasedAuto {
 		return oneShot(o.ZeroBased)
@@ -67,19 +75,20 @@ func fileIndexMap(path string, o *core.Options) indexMap {
 }
 
 // IsZeroBased reports whether Load and NewStream, given opts, read the
-// LIBSVM file at path as 0-based, adding 1 to every feature index:
-// always with ZeroBasedYes, never with ZeroBasedNo, and with
-// ZeroBasedAuto (the default) when path is a regular file, compressed or
-// not, that holds a feature index 0. Standard input ("-") and files that
-// are not regular (pipes, FIFOs) cannot be scanned ahead, so auto reads
-// them as 1-based and an index 0 in them is an error.
+// LIBSVM file at path as 0-based, adding 1 to every feature index: always
+// with ZeroBasedYes, never with ZeroBasedNo, and with ZeroBasedAuto (the
+// default) when path is a regular file, compressed or not, that holds a
+// feature index 0 (Load decides that in its own pass, with the same
+// answer). Standard input ("-") and files that are not regular (pipes,
+// FIFOs) cannot be scanned ahead, so auto reads them as 1-based and an
+// index 0 in them is an error.
 //
-// Auto's scan reads the file before its rows are read, through one buffer
-// of a fixed size, up to the first separator followed by "0:" (or "00:",
-// ...) outside a comment, or to its end: a 1-based file is read (and
-// decompressed) once more. Its result is remembered for the process, keyed
-// by the path and the file's identity (device and inode, size,
-// modification time), so that
+// Auto's scan, which NewStream makes before it reads the rows, reads the
+// file through one buffer of a fixed size, up to the first separator
+// followed by "0:" (or "00:", ...) outside a comment, or to its end: a
+// 1-based file is read (and decompressed) once more. Its result is
+// remembered for the process, as Load's decision is, keyed by the path and
+// the file's identity (device and inode, size, modification time), so that
 // every later pass over an unchanged file (a Stream per training epoch)
 // reuses it without scanning again. A file that cannot be opened is an
 // error; one that fails to read or decompress part way is judged by the
@@ -136,7 +145,7 @@ func scanZeroBased(path string, o *core.Options) (zero, scanned bool, err error)
 	return zero, true, nil
 }
 
-// zeroMemo remembers IsZeroBased's scans.
+// zeroMemo remembers IsZeroBased's scans and Load's decisions.
 var zeroMemo = zeroCache{m: map[zeroKey]zeroEntry{}}
 
 // maxZeroMemo bounds the scans remembered; the memo is emptied when full.
