@@ -84,6 +84,19 @@ func (c *Classifier) Predict(x sparsevec.Vector) (label float32, score float32, 
 		}
 		return c.m.Classes[1], s, f
 	}
+	c.vote(x)
+	best := 0
+	for k := 1; k < len(c.votes); k++ {
+		if c.votes[k] > c.votes[best] || (c.votes[k] == c.votes[best] && c.sums[k] > c.sums[best]) {
+			best = k
+		}
+	}
+	return c.m.Classes[best], float32(c.votes[best]), -1
+}
+
+// vote sets c.votes and c.sums to the one-vs-one votes and the sums of the
+// pairwise margins in each class's favour.
+func (c *Classifier) vote(x sparsevec.Vector) {
 	clear(c.votes)
 	clear(c.sums)
 	pi := 0 // pairs (i, j) in model order, as Pairs lists them
@@ -100,11 +113,4 @@ func (c *Classifier) Predict(x sparsevec.Vector) (label float32, score float32, 
 			c.sums[j] -= float64(s)
 		}
 	}
-	best := 0
-	for k := 1; k < len(c.votes); k++ {
-		if c.votes[k] > c.votes[best] || (c.votes[k] == c.votes[best] && c.sums[k] > c.sums[best]) {
-			best = k
-		}
-	}
-	return c.m.Classes[best], float32(c.votes[best]), -1
 }

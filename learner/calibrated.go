@@ -1,0 +1,199 @@
+package learner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/polyhedral/cpm/calibrate"
+	"github.com/polyhedral/cpm/cv"
+	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/scale"
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// ClassScorer is implemented by the predictors of multiclass models (CPM
+// one-vs-one, the perceptron's and the kernel perceptron's multiclass
+// forms) and of calibrated models: ClassScores writes a row's decision
+// values into dst, one per class in the order of the model's Classes for
+// a multiclass model (NumScores(m) values), or the one binary score
+// (Predict's) for a binary model. What a per-class value is depends on the
+// learner: the perceptrons' class score f_k(x), one-vs-one CPM's vote
+// count plus a margin tie-break in (−1/3, 1/3) (sgd.Classifier.ClassScores).
+type ClassScorer interface {
+	ClassScores(x sparsevec.Vector, dst []float32)
+}
+
+// ClassProbabilist is implemented by the predictors of calibrated models:
+// ClassProba writes p(y = Classes[k] | x) into dst[k] for every class
+// (len(Classes) values, summing to 1).
+type ClassProbabilist interface {
+	ClassProba(x sparsevec.Vector, dst []float64)
+}
+
+// NumScores returns the number of decision values a prediction of m has:
+// len(Classes) for a multiclass model, else 1.
+func NumScores(m *model.Model) int {
+	if IsMulticlass(m) {
+		return len(m.Classes)
+	}
+	return 1
+}
+
+// NativeProbabilities reports whether the learner s names gives
+// probabilities of its own (PLUME, SPLA1: their predictors are
+// Probabilist), so that a calibration does not apply to it.
+func (s Spec) NativeProbabilities() bool {
+	l, ok := lookup(s.name())
+	return ok && l.probabilities
+}
+
+// calibrationStream separates the seed of TrainCalibrated's holdout from
+// the seed the same run gives cv.Holdout for validation rows.
+const calibrationStream = 0x63616c6962726174 // "calibrat"
+
+// TrainCalibrated trains s on the rows of data outside a stratified,
+// seeded holdout of about fraction of them (cv.Holdout with seed XOR
+// 0x63616c6962726174) and fits a Platt calibration (package calibrate)
+// on the model's decision values for the held-out rows, stored as the
+// model's Calibration. A learner with probabilities of its own (PLUME,
+// SPLA1) is refused.
+func TrainCalibrated(ctx context.Context, s Spec, data *sparsevec.CSR, fraction float64, seed uint64) (*model.Model, *Report, error) {
+	if s.NativeProbabilities() {
+		return nil, nil, fmt.Errorf("learner: %s gives probabilities of its own; a calibration does not apply", s.name())
+	}
+	train, held, err := cv.Holdout(data, fraction, seed^calibrationStream)
+	if err != nil {
+		return nil, nil, fmt.Errorf("learner: calibration holdout: %w", err)
+	}
+	m, rep, err := Train(ctx, s, train)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.Calibration, err = Calibrate(m, held); err != nil {
+		return nil, nil, err
+	}
+	return m, rep, nil
+}
+
+// Calibrate fits a Platt calibration of m (package calibrate) on the
+// decision values m gives rows (raw rows: m's scaling applies), one
+// sigmoid for a binary model, one per class for a multiclass model; m's
+// own Calibration, if any, is ignored. Rows whose label m does not know
+// count as negatives of every class and are left out of the log-loss.
+func Calibrate(m *model.Model, rows *sparsevec.CSR) (*model.Calibration, error) {
+	if rows == nil || rows.Rows() == 0 {
+		return nil, fmt.Errorf("learner: calibrating: %w", calibrate.ErrNoRows)
+	}
+	plain := *m
+	plain.Calibration = nil
+	p, err := NewPredictor(&plain)
+	if err != nil {
+		return nil, err
+	}
+	ns := NumScores(m)
+	cs, _ := p.(ClassScorer)
+	if ns > 1 && cs == nil {
+		return nil, fmt.Errorf("learner: a multiclass %s model gives no per-class scores to calibrate", m.Learner)
+	}
+	scores := make([]float32, rows.Rows()*ns)
+	truth := make([]int, rows.Rows())
+	for r := range rows.Rows() {
+		truth[r] = ClassIndex(m, rows.Labels[r])
+		if ns == 1 {
+			_, scores[r], _ = p.Predict(rows.Row(r))
+		} else {
+			cs.ClassScores(rows.Row(r), scores[r*ns:(r+1)*ns])
+		}
+	}
+	c, err := calibrate.Fit(scores, ns, truth)
+	if err != nil {
+		return nil, fmt.Errorf("learner: calibrating: %w", err)
+	}
+	return c, nil
+}
+
+// ClassIndex returns the index of label y in m.Classes, or -1 when m does
+// not know y.
+func ClassIndex(m *model.Model, y float32) int {
+	for i, c := range m.Classes {
+		if c == y {
+			return i
+		}
+	}
+	return -1
+}
+
+// withOutputs wraps sp, the (scaled) predictor of m, so that it gives
+// what m's predictions have beyond a label and a score: per-class
+// decision values (ClassScorer) for a multiclass model, taken from base,
+// the learner's predictor on scaled rows; and, when m has a Calibration,
+// probabilities (Probabilist, ClassProbabilist, replacing a learner's
+// own). A binary model without a calibration gets sp itself.
+func withOutputs(sp, base Predictor, m *model.Model) (Predictor, error) {
+	multi := IsMulticlass(m)
+	if !multi && m.Calibration == nil {
+		return sp, nil
+	}
+	sc, err := scale.FromModel(m.Scale)
+	if err != nil {
+		return nil, err
+	}
+	o := &scorer{Predictor: sp, sc: sc}
+	if multi {
+		cs, ok := base.(ClassScorer)
+		if !ok {
+			return nil, fmt.Errorf("learner: a multiclass %s model gives no per-class scores", m.Learner)
+		}
+		o.cs = cs
+	}
+	if m.Calibration == nil {
+		return o, nil
+	}
+	if err := calibrate.Check(m.Calibration, len(m.Classes)); err != nil {
+		return nil, fmt.Errorf("%w: %w", model.ErrInvalid, err)
+	}
+	return &calibrated{scorer: o, cal: m.Calibration,
+		scores: make([]float32, NumScores(m)), probs: make([]float64, max(len(m.Classes), 2))}, nil
+}
+
+// scorer adds ClassScores to a predictor: a binary model's score from
+// Predict, a multiclass model's from the learner's ClassScorer on the
+// scaled row.
+type scorer struct {
+	Predictor             // labels and scores of raw rows
+	cs        ClassScorer // the learner's, on scaled rows; nil for a binary model
+	sc        *scale.Scaler
+	row       scale.Row
+}
+
+func (p *scorer) ClassScores(x sparsevec.Vector, dst []float32) {
+	if p.cs == nil {
+		_, dst[0], _ = p.Predict(x)
+		return
+	}
+	if p.sc != nil {
+		x = p.row.Scale(p.sc, x)
+	}
+	p.cs.ClassScores(x, dst)
+}
+
+// calibrated gives the probabilities of a model's Calibration.
+type calibrated struct {
+	*scorer
+	cal    *model.Calibration
+	scores []float32
+	probs  []float64
+}
+
+// ClassProba writes the calibrated p(y = Classes[k] | x) into dst[k];
+// dst must have len(Classes) entries. It does not allocate.
+func (p *calibrated) ClassProba(x sparsevec.Vector, dst []float64) {
+	p.ClassScores(x, p.scores)
+	calibrate.Probabilities(p.cal, p.scores, dst)
+}
+
+// Proba returns the calibrated p(y = Classes[0] | x).
+func (p *calibrated) Proba(x sparsevec.Vector) float64 {
+	p.ClassProba(x, p.probs)
+	return p.probs[0]
+}
