@@ -52,8 +52,7 @@ func (s Spec) NativeProbabilities() bool {
 const calibrationStream = 0x63616c6962726174 // "calibrat"
 
 // TrainCalibrated trains s on the rows of data outside a stratified,
-// seeded holdout of about fraction of them (cv.Holdout with seed XOR
-// 0x63616c6962726174) and fits a Platt calibration (package calibrate)
+// seeded holdout of about fraction of them (CalibrationSplit) and fits a Platt calibration (package calibrate)
 // on the model's decision values for the held-out rows, stored as the
 // model's Calibration. A learner with probabilities of its own (PLUME,
 // SPLA1) is refused.
@@ -61,9 +60,9 @@ func TrainCalibrated(ctx context.Context, s Spec, data *sparsevec.CSR, fraction 
 	if s.NativeProbabilities() {
 		return nil, nil, fmt.Errorf("learner: %s gives probabilities of its own; a calibration does not apply", s.name())
 	}
-	train, held, err := cv.Holdout(data, fraction, seed^calibrationStream)
+	train, held, err := CalibrationSplit(data, fraction, seed)
 	if err != nil {
-		return nil, nil, fmt.Errorf("learner: calibration holdout: %w", err)
+		return nil, nil, err
 	}
 	m, rep, err := Train(ctx, s, train)
 	if err != nil {
@@ -73,6 +72,17 @@ func TrainCalibrated(ctx context.Context, s Spec, data *sparsevec.CSR, fraction 
 		return nil, nil, err
 	}
 	return m, rep, nil
+}
+
+// CalibrationSplit is TrainCalibrated's split of data: the rows to train
+// on and about fraction of them, stratified by label, held out to fit the
+// calibration on (cv.Holdout with seed XOR 0x63616c6962726174).
+func CalibrationSplit(data *sparsevec.CSR, fraction float64, seed uint64) (train, held *sparsevec.CSR, err error) {
+	train, held, err = cv.Holdout(data, fraction, seed^calibrationStream)
+	if err != nil {
+		return nil, nil, fmt.Errorf("learner: calibration holdout: %w", err)
+	}
+	return train, held, nil
 }
 
 // Calibrate fits a Platt calibration of m (package calibrate) on the

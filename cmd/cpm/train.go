@@ -53,6 +53,7 @@ type trainOptions struct {
 	learnerFlags *learnerFlags
 	ckpt         *checkpointFlags
 	valid        *validFlags
+	calib        *calibrateFlags
 	lim          *inputLimits
 	mem          *memoryLimit
 	nats         *natsFlags
@@ -90,6 +91,7 @@ func parseTrain(args []string, stderr io.Writer) (*trainOptions, error) {
 	fs.StringVar(&o.metricsLog, "metrics-log", "", "write a training curve to `file` (JSON Lines, one object per progress report of each cpm polytope, or per pass or iteration of the other learners; cpm plot curve draws it)")
 	fs.Int64Var(&o.progressEvery, "progress-every", 0, "cpm: SGD `steps` between progress lines and --metrics-log records (default 1048576)")
 	o.valid = addValidFlags(fs)
+	o.calib = addCalibrateFlags(fs)
 	o.lim = addLimitFlags(fs)
 	o.mem = addMemoryFlag(fs)
 	o.nats = addNATSFlags(fs)
@@ -154,6 +156,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err := o.report(stderr, m, rep, &met); err != nil {
 		return err
 	}
+	if err := o.calib.fit(m, &met, stderr, o.quiet, o.lim.opts(ctx)...); err != nil {
+		return err
+	}
 	return o.writeOutputs(ctx, stdout, m, &met)
 }
 
@@ -169,7 +174,7 @@ func (o *trainOptions) scoreModel(ctx context.Context, stdout io.Writer) error {
 	if err := checkOutputs(outputPath{flag: "-s", path: o.scoresOut, stdout: true, inputs: []string{o.modelIn, o.test}}); err != nil {
 		return err
 	}
-	return scoreWithModel(ctx, stdout, o.modelIn, o.test, o.scoresOut, false, o.mem.v(), o.lim.opts(ctx)...)
+	return scoreWithModel(ctx, stdout, o.modelIn, o.test, o.scoresOut, scoreOpts{}, o.mem.v(), o.lim.opts(ctx)...)
 }
 
 // validate checks the training command line, before any file is read, and
@@ -201,6 +206,9 @@ func (o *trainOptions) validate() error {
 		return usagef("--progress-every %d: want >= 1 (or 0 for the default)", o.progressEvery)
 	}
 	if err := o.valid.check(o.spec, o.stream); err != nil {
+		return err
+	}
+	if err := o.calib.check(o); err != nil {
 		return err
 	}
 	if err := o.nats.check(); err != nil {

@@ -48,6 +48,7 @@ type trainMetrics struct {
 	Polytopes      []polytopeMetrics `json:"polytopes,omitempty"`
 	KSelection     []kChoiceMetrics  `json:"k_selection,omitempty"`
 	Input          *inputMetrics     `json:"input,omitempty"`
+	calibrationReport
 }
 
 type kChoiceMetrics struct {
@@ -185,7 +186,7 @@ func (o *trainOptions) writeOutputs(ctx context.Context, stdout io.Writer, m *mo
 	}
 	if o.test != "" {
 		start := time.Now()
-		res, err := evaluate(ctx, m, o.test, o.scoresOut, false, o.lim.opts(ctx)...)
+		res, err := evaluate(ctx, m, o.test, o.scoresOut, scoreOpts{metrics: m.Calibration != nil}, o.lim.opts(ctx)...)
 		if err != nil {
 			return err
 		}
@@ -193,6 +194,7 @@ func (o *trainOptions) writeOutputs(ctx context.Context, stdout io.Writer, m *mo
 		e := res.errorRate()
 		met.TestError = &e
 		fmt.Fprintf(stdout, "test error %.4f%% (%d/%d) on %s\n", 100*e, res.wrong, res.rows, o.test)
+		reportTestLogLoss(stdout, m, res, met)
 	}
 	if o.jsonOut != "" {
 		return writeJSON(o.jsonOut, met)
