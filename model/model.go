@@ -76,26 +76,27 @@ func memoryBytes(n int64, d, k int, counts, steps bool) int64 {
 
 // Model is a trained classifier as stored on disk.
 type Model struct {
-	Learner     string // "cpm" (later "perceptron", "kperceptron", "plume", ...); non-empty, <= 64 bytes
-	Sides       int    // 1 or 2 polytopes per binary problem (double-sided CPM)
-	K           int    // faces per polytope (>= 1)
-	D           int    // feature rows including the bias row 0 (>= 1)
-	Lambda      float64
-	Entropy     float64 // ASSIGN target entropy h, nats
-	CostRatio   float64
-	Bias        float64 // value of the constant bias feature
-	Seed        uint64
-	Iterations  int64               // SGD steps per polytope
-	Classes     []float32           // label map: binary: [positive-score label, other]; OvO and Multiclass: all labels ascending
-	OvO         bool                // one-vs-one multiclass: Sides matrices per pair of classes
-	Multiclass  bool                // all-together multiclass (Kesler): one score per class, Sides matrices in all
-	Params      map[string]string   // learner-specific extras; written in sorted key order (deterministic bytes)
-	Weights     []*sparsevec.Matrix // each D×K; binary: Sides matrices; OvO: one per (pair, side), pair-major
-	Counts      [][]uint64          // optional: per matrix, per face training assignment counts (nil or len(Weights) slices of len K)
-	Steps       []int64             // optional: per matrix, the SGD step counter t it was trained to; nil: Iterations each (see StepsOf)
-	Extra       []Blob              // optional named arrays for other learners
-	Scale       *Scaling            // optional: the feature scaling fitted on the training rows; nil: none
-	Calibration *Calibration        // optional: decision values to probabilities (cpm train --calibrate); nil: none
+	Learner    string // "cpm" (later "perceptron", "kperceptron", "plume", ...); non-empty, <= 64 bytes
+	Sides      int    // 1 or 2 polytopes per binary problem (double-sided CPM)
+	K          int    // faces per polytope (>= 1)
+	D          int    // feature rows including the bias row 0 (>= 1)
+	Lambda     float64
+	Entropy    float64 // ASSIGN target entropy h, nats
+	CostRatio  float64
+	Bias       float64 // value of the constant bias feature
+	Seed       uint64
+	Iterations int64               // SGD steps per polytope
+	Classes    []float32           // label map: binary: [positive-score label, other]; OvO and Multiclass: all labels ascending
+	OvO        bool                // one-vs-one multiclass: Sides matrices per pair of classes
+	Multiclass bool                // all-together multiclass (Kesler): one score per class, Sides matrices in all
+	Params     map[string]string   // learner-specific extras; written in sorted key order (deterministic bytes)
+	Weights    []*sparsevec.Matrix // each D×K; binary: Sides matrices; OvO: one per (pair, side), pair-major
+	Counts     [][]uint64          // optional: per matrix, per face training assignment counts (nil or len(Weights) slices of len K)
+	Steps      []int64             // optional: per matrix, the SGD step counter t it was trained to; nil: Iterations each (see StepsOf)
+	Extra      []Blob              // optional named arrays for other learners
+	Scale      *Scaling            // optional: the feature scaling fitted on the training rows; nil: none
+
+	Calibration *Calibration // optional: decision values to probabilities (cpm train --calibrate); nil: none
 }
 
 // Scaling is the per-feature affine map a model applies to every input row
