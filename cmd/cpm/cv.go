@@ -26,7 +26,6 @@ type cvMetrics struct {
 	Scale   string `json:"scale"`   // --scale as given (auto is resolved per fold, on its training rows)
 	Seed    uint64 `json:"seed"`
 	*cv.Result
-	cvFractions
 }
 
 func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
@@ -122,7 +121,7 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	}
 	printCV(stdout, fmt.Sprintf("%s on %s", lf.describe(), path), scaleNote(spec.Scale), res)
 	if *jsonOut != "" {
-		return writeJSON(*jsonOut, cvMetrics{Command: "cv", Learner: spec.Name, Data: path, Scale01: spec.Scale == scale.MinMax, Scale: string(cmp.Or(spec.Scale, scale.None)), Seed: lf.seed, Result: res, cvFractions: fractionsOf(res)})
+		return writeJSON(*jsonOut, cvMetrics{Command: "cv", Learner: spec.Name, Data: path, Scale01: spec.Scale == scale.MinMax, Scale: string(cmp.Or(spec.Scale, scale.None)), Seed: lf.seed, Result: res})
 	}
 	return nil
 }

@@ -491,15 +491,16 @@ func TestCVJSONFractions(t *testing.T) {
 			t.Errorf("%s %v, %s_fraction %v", k, m[k], k, m[k+"_fraction"])
 		}
 	}
-	reps, _ := m["per_rep_fraction"].([]any)
-	if len(reps) != 2 {
-		t.Fatalf("per_rep_fraction %v", m["per_rep_fraction"])
+	pr, _ := m["per_rep"].([]any)
+	if len(pr) != 2 {
+		t.Fatalf("per_rep %v", m["per_rep"])
 	}
-	pr := m["per_rep"].([]any)
-	for i := range reps {
-		a := reps[i].(map[string]any)["accuracy"].(float64)
-		if p := pr[i].(map[string]any)["accuracy"].(float64); math.Abs(a-p/100) > 1e-15 {
-			t.Errorf("rep %d: accuracy %v, fraction %v", i, p, a)
+	for i := range pr {
+		r := pr[i].(map[string]any)
+		for _, k := range []string{"accuracy", "train_error"} {
+			if p, f := r[k].(float64), r[k+"_fraction"].(float64); math.Abs(f-p/100) > 1e-15 {
+				t.Errorf("rep %d: %s %v, fraction %v", i, k, p, f)
+			}
 		}
 	}
 }
