@@ -61,8 +61,12 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, so s
 	if err != nil {
 		return nil, err
 	}
+	// A multiclass model's class scores are read by the scores file and
+	// by a calibration.
+	c.noClassScores = scoresPath == "" && (c.probs == nil || c.cal == nil)
 	multi := learner.IsMulticlass(m)
 	res := newEvalResult(m)
+	res.acc.on = so.metrics
 	var out *bufio.Writer
 	var scores *reader.OutputFile
 	if scoresPath != "" {
@@ -223,7 +227,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return err
 	}
-	res, err := evaluate(ctx, m, fs.Arg(0), "", scoreOpts{metrics: true}, lim.opts(ctx)...)
+	res, err := evaluate(ctx, m, fs.Arg(0), "", scoreOpts{metrics: *jsonOut != ""}, lim.opts(ctx)...)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ type rankedScore struct {
 // beyond the confusion matrix: binary decision values (ROC AUC) and the
 // log-loss of the true class's probability.
 type metricsAcc struct {
+	on       bool // gather; add does nothing when false
 	m        *model.Model
 	binary   bool
 	ranked   []rankedScore // binary rows with a known label
@@ -35,6 +36,9 @@ func newMetricsAcc(m *model.Model) *metricsAcc {
 // add records one row: y its true label, scores its decision values,
 // probs its class probabilities in Classes order (nil: none).
 func (a *metricsAcc) add(y float32, scores []float32, probs []float64) {
+	if !a.on {
+		return
+	}
 	t := learner.ClassIndex(a.m, y)
 	if t < 0 {
 		return

@@ -24,7 +24,7 @@ type scoreOpts struct {
 	proba  bool   // append the class probabilities
 	face   bool   // append the face index
 
-	metrics bool // compute the probabilities when the model has them (eval's log-loss)
+	metrics bool // gather eval's quality figures: binary decision values (AUC), probabilities when the model has them (log-loss)
 }
 
 func (so scoreOpts) check() error {
@@ -48,6 +48,10 @@ type rowOutputs struct {
 	cal    *model.Calibration
 	scores []float32 // learner.NumScores values
 	probs  []float64 // one per class in Classes order; nil: not computed
+
+	// noClassScores skips the per-class decision values of a multiclass
+	// model (scores is then not set) when nothing reads them.
+	noClassScores bool
 }
 
 // newRowOutputs returns the row outputs of m. With wantProba the
@@ -80,10 +84,11 @@ func newRowOutputs(m *model.Model, wantProba, needProba bool) (*rowOutputs, erro
 // predict predicts x and sets o.scores and, if computed, o.probs.
 func (o *rowOutputs) predict(x sparsevec.Vector) (label float32, face int) {
 	label, score, face := o.p.Predict(x)
-	if o.cs != nil {
-		o.cs.ClassScores(x, o.scores)
-	} else {
+	switch {
+	case o.cs == nil:
 		o.scores[0] = score
+	case !o.noClassScores:
+		o.cs.ClassScores(x, o.scores)
 	}
 	switch {
 	case o.probs == nil:
