@@ -77,7 +77,7 @@ func parseTrain(args []string, stderr io.Writer) (*trainOptions, error) {
 	fs.StringVar(&o.test, "c", "", "test data `file`: after training, score it and report the error")
 	fs.StringVar(&o.modelOut, "o", "", "write the model to `file` (atomically)")
 	fs.StringVar(&o.modelIn, "m", "", "without -t: load this model `file` and score -c TEST with it (as the authors' tool)")
-	fs.StringVar(&o.scoresOut, "s", "", "with -c: write one line per test row to `file` (score and face; the label for multiclass models)")
+	fs.StringVar(&o.scoresOut, "s", "", "with -c: write one line per test row to `file`: the predicted label, then its decision value(s), as cpm predict -s writes them")
 	fs.BoolVar(&o.quiet, "q", false, "quiet: no progress lines")
 	fs.BoolVar(&o.stream, "stream", false, "cpm: do not load the data into memory: repeated passes through a bounded shuffle buffer")
 	fs.IntVar(&o.buffer, "buffer", 1<<15, "with --stream: shuffle buffer size in `rows` (memory: about 2x the rows' nonzeros x 8 bytes)")
