@@ -7,20 +7,31 @@ import (
 	"github.com/polyhedral/cpm/calibrate"
 	"github.com/polyhedral/cpm/cv"
 	"github.com/polyhedral/cpm/model"
-	"github.com/polyhedral/cpm/scale"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// ClassScorer is implemented by the predictors of multiclass models (CPM
-// one-vs-one, the perceptron's and the kernel perceptron's multiclass
-// forms) and of calibrated models: ClassScores writes a row's decision
-// values into dst, one per class in the order of the model's Classes for
-// a multiclass model (NumScores(m) values), or the one binary score
-// (Predict's) for a binary model. What a per-class value is depends on the
-// learner: the perceptrons' class score f_k(x), one-vs-one CPM's vote
-// count plus a margin tie-break in (−1/3, 1/3) (sgd.Classifier.ClassScores).
+// ClassScorer is implemented by the predictors NewPredictor returns for
+// multiclass models (CPM one-vs-one, the perceptron's and the kernel
+// perceptron's multiclass forms) and for calibrated models. ClassScores
+// writes a row's decision values into dst: one per class in the order of
+// the model's Classes for a multiclass model (NumScores(m) values), the
+// one binary score (Predict's) for a binary model. PredictScores is
+// Predict that also writes them, in one evaluation of the model. What a
+// per-class value is depends on the learner: the perceptrons' class score
+// f_k(x), one-vs-one CPM's vote count plus a margin tie-break in
+// (−1/3, 1/3) (sgd.Classifier.LastScores).
 type ClassScorer interface {
 	ClassScores(x sparsevec.Vector, dst []float32)
+	PredictScores(x sparsevec.Vector, dst []float32) (label, score float32, face int)
+}
+
+// lastScorer is implemented by the learners' predictors with per-class
+// scores: LastScores writes the decision values of the row their Predict
+// saw last. Reading them after Predict lets the wrappers that transform
+// raw rows (scaling and the others NewPredictor applies) stay unaware of
+// class scores.
+type lastScorer interface {
+	LastScores(dst []float32)
 }
 
 // ClassProbabilist is implemented by the predictors of calibrated models:
@@ -133,28 +144,24 @@ func ClassIndex(m *model.Model, y float32) int {
 	return -1
 }
 
-// withOutputs wraps sp, the (scaled) predictor of m, so that it gives
-// what m's predictions have beyond a label and a score: per-class
-// decision values (ClassScorer) for a multiclass model, taken from base,
-// the learner's predictor on scaled rows; and, when m has a Calibration,
-// probabilities (Probabilist, ClassProbabilist, replacing a learner's
-// own). A binary model without a calibration gets sp itself.
-func withOutputs(sp, base Predictor, m *model.Model) (Predictor, error) {
+// withOutputs wraps p, m's predictor of raw rows, so that it gives what
+// m's predictions have beyond a label and a score: per-class decision
+// values (ClassScorer) for a multiclass model, read from base, the
+// learner's own predictor, after each prediction; and, when m has a
+// Calibration, probabilities (Probabilist, ClassProbabilist, replacing a
+// learner's own). A binary model without a calibration gets p itself.
+func withOutputs(p, base Predictor, m *model.Model) (Predictor, error) {
 	multi := IsMulticlass(m)
 	if !multi && m.Calibration == nil {
-		return sp, nil
+		return p, nil
 	}
-	sc, err := scale.FromModel(m.Scale)
-	if err != nil {
-		return nil, err
-	}
-	o := &scorer{Predictor: sp, sc: sc}
+	o := &scorer{Predictor: p}
 	if multi {
-		cs, ok := base.(ClassScorer)
+		ls, ok := base.(lastScorer)
 		if !ok {
 			return nil, fmt.Errorf("learner: a multiclass %s model gives no per-class scores", m.Learner)
 		}
-		o.cs = cs
+		o.last = ls
 	}
 	if m.Calibration == nil {
 		return o, nil
@@ -167,25 +174,24 @@ func withOutputs(sp, base Predictor, m *model.Model) (Predictor, error) {
 }
 
 // scorer adds ClassScores to a predictor: a binary model's score from
-// Predict, a multiclass model's from the learner's ClassScorer on the
-// scaled row.
+// Predict, a multiclass model's from the learner's predictor after
+// Predict.
 type scorer struct {
-	Predictor             // labels and scores of raw rows
-	cs        ClassScorer // the learner's, on scaled rows; nil for a binary model
-	sc        *scale.Scaler
-	row       scale.Row
+	Predictor            // labels and scores of raw rows
+	last      lastScorer // the learner's predictor; nil for a binary model
 }
 
-func (p *scorer) ClassScores(x sparsevec.Vector, dst []float32) {
-	if p.cs == nil {
-		_, dst[0], _ = p.Predict(x)
-		return
+func (p *scorer) PredictScores(x sparsevec.Vector, dst []float32) (float32, float32, int) {
+	y, s, f := p.Predict(x)
+	if p.last == nil {
+		dst[0] = s
+	} else {
+		p.last.LastScores(dst)
 	}
-	if p.sc != nil {
-		x = p.row.Scale(p.sc, x)
-	}
-	p.cs.ClassScores(x, dst)
+	return y, s, f
 }
+
+func (p *scorer) ClassScores(x sparsevec.Vector, dst []float32) { p.PredictScores(x, dst) }
 
 // calibrated gives the probabilities of a model's Calibration.
 type calibrated struct {

@@ -6,9 +6,15 @@ import (
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// ClassScores writes x's decision values into dst. For a binary model
-// dst[0] is Predict's score. For a one-vs-one model dst[k], for class
-// Classes[k], is
+// ClassScores writes x's decision values into dst; see LastScores.
+func (c *Classifier) ClassScores(x sparsevec.Vector, dst []float32) {
+	c.Predict(x)
+	c.LastScores(dst)
+}
+
+// LastScores writes the decision values of the row last given to Predict
+// into dst. For a binary model dst[0] is Predict's score. For a
+// one-vs-one model dst[k], for class Classes[k], is
 //
 //	v_k + m_k / (3·(|m_k| + 1))
 //
@@ -20,14 +26,12 @@ import (
 // votes (sklearn/utils/multiclass.py, _ovr_decision_function). Its argmax
 // is Predict's label but for a tie in both votes and margins, which
 // Predict breaks to the smaller label. dst must have len(Classes) entries
-// (1 for a binary model). ClassScores does not allocate.
-func (c *Classifier) ClassScores(x sparsevec.Vector, dst []float32) {
-	x = x.Below(c.m.D)
+// (1 for a binary model). LastScores does not allocate.
+func (c *Classifier) LastScores(dst []float32) {
 	if !c.m.OvO {
-		dst[0], _ = c.binary(0, x)
+		dst[0] = c.last
 		return
 	}
-	c.vote(x)
 	for k, v := range c.votes {
 		m := c.sums[k]
 		dst[k] = float32(float64(v) + m/(3*(math.Abs(m)+1)))

@@ -18,6 +18,7 @@ type Classifier struct {
 	raw   []float32
 	votes []int
 	sums  []float64
+	last  float32 // the binary score of the last row predicted
 }
 
 // NewClassifier returns a classifier for m, which must be a valid CPM model.
@@ -79,6 +80,7 @@ func (c *Classifier) Predict(x sparsevec.Vector) (label float32, score float32, 
 	x = x.Below(c.m.D)
 	if !c.m.OvO {
 		s, f := c.binary(0, x)
+		c.last = s
 		if s > 0 {
 			return c.m.Classes[0], s, f
 		}

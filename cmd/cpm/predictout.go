@@ -50,7 +50,8 @@ type rowOutputs struct {
 	probs  []float64 // one per class in Classes order; nil: not computed
 
 	// noClassScores skips the per-class decision values of a multiclass
-	// model (scores is then not set) when nothing reads them.
+	// model (scores then holds its one Predict score) when nothing reads
+	// them.
 	noClassScores bool
 }
 
@@ -83,12 +84,12 @@ func newRowOutputs(m *model.Model, wantProba, needProba bool) (*rowOutputs, erro
 
 // predict predicts x and sets o.scores and, if computed, o.probs.
 func (o *rowOutputs) predict(x sparsevec.Vector) (label float32, face int) {
-	label, score, face := o.p.Predict(x)
-	switch {
-	case o.cs == nil:
+	var score float32
+	if o.cs == nil || o.noClassScores {
+		label, score, face = o.p.Predict(x)
 		o.scores[0] = score
-	case !o.noClassScores:
-		o.cs.ClassScores(x, o.scores)
+	} else {
+		label, _, face = o.cs.PredictScores(x, o.scores)
 	}
 	switch {
 	case o.probs == nil:
