@@ -144,20 +144,42 @@ func ClassIndex(m *model.Model, y float32) int {
 	return -1
 }
 
+// wrapper is implemented by the predictors NewPredictor puts around a
+// learner's predictor to transform raw rows (scaledPredictor): inner
+// returns the predictor it hands the transformed rows to.
+type wrapper interface {
+	inner() Predictor
+}
+
+func (p *scaledPredictor) inner() Predictor { return p.p }
+
+// learnerPredictor returns the learner's own predictor inside p's
+// wrappers.
+func learnerPredictor(p Predictor) Predictor {
+	for {
+		w, ok := p.(wrapper)
+		if !ok {
+			return p
+		}
+		p = w.inner()
+	}
+}
+
 // withOutputs wraps p, m's predictor of raw rows, so that it gives what
 // m's predictions have beyond a label and a score: per-class decision
-// values (ClassScorer) for a multiclass model, read from base, the
-// learner's own predictor, after each prediction; and, when m has a
-// Calibration, probabilities (Probabilist, ClassProbabilist, replacing a
-// learner's own). A binary model without a calibration gets p itself.
-func withOutputs(p, base Predictor, m *model.Model) (Predictor, error) {
+// values (ClassScorer) for a multiclass model, read from the learner's
+// own predictor inside p's wrappers after each prediction; and, when m
+// has a Calibration, probabilities (Probabilist, ClassProbabilist,
+// replacing a learner's own). A binary model without a calibration gets p
+// itself.
+func withOutputs(p Predictor, m *model.Model) (Predictor, error) {
 	multi := IsMulticlass(m)
 	if !multi && m.Calibration == nil {
 		return p, nil
 	}
 	o := &scorer{Predictor: p}
 	if multi {
-		ls, ok := base.(lastScorer)
+		ls, ok := learnerPredictor(p).(lastScorer)
 		if !ok {
 			return nil, fmt.Errorf("learner: a multiclass %s model gives no per-class scores", m.Learner)
 		}

@@ -236,11 +236,10 @@ func NewPredictor(m *model.Model) (Predictor, error) {
 	if err != nil {
 		return nil, err
 	}
-	sp, err := withScaling(p, m)
-	if err != nil {
+	if p, err = withScaling(p, m); err != nil {
 		return nil, err
 	}
-	return withOutputs(sp, p, m)
+	return withOutputs(p, m)
 }
 
 // Fit returns a cross-validation fit function training s with each fold's
