@@ -2,11 +2,13 @@ package learner
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/polyhedral/cpm/kperceptron"
+	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/perceptron"
 	"github.com/polyhedral/cpm/scale"
 	"github.com/polyhedral/cpm/sgd"
@@ -179,7 +181,7 @@ func TestCalibrateErrors(t *testing.T) {
 	}
 	m.Calibration, _ = Calibrate(m, data)
 	m.Calibration.A, m.Calibration.B = append(m.Calibration.A, 1), append(m.Calibration.B, 0)
-	if _, err := NewPredictor(m); err == nil || !strings.Contains(err.Error(), "sigmoids") {
+	if _, err := NewPredictor(m); !errors.Is(err, model.ErrInvalid) {
 		t.Errorf("predictor of a model with a broken calibration: %v", err)
 	}
 }
