@@ -108,6 +108,18 @@ type Result struct {
 	Seconds float64 `json:"seconds"`
 
 	PerRep []RepResult `json:"per_rep"`
+
+	// The rates above as fractions in [0, 1]: each X_fraction is the
+	// percent field X divided by 100. The percent fields stay beside them
+	// for one release.
+	AccuracyMeanFraction      float64 `json:"accuracy_mean_fraction"`
+	AccuracyStdFraction       float64 `json:"accuracy_std_fraction"`
+	ErrorMeanFraction         float64 `json:"error_mean_fraction"`
+	ErrorStdFraction          float64 `json:"error_std_fraction"`
+	FoldErrorStdFraction      float64 `json:"fold_error_std_fraction"`
+	TrainErrorMeanFraction    float64 `json:"train_error_mean_fraction"`
+	TrainErrorStdFraction     float64 `json:"train_error_std_fraction"`
+	FoldTrainErrorStdFraction float64 `json:"fold_train_error_std_fraction"`
 }
 
 // RepResult holds one repetition's figures, defined as in Result.
@@ -116,6 +128,9 @@ type RepResult struct {
 	TrainError   float64 `json:"train_error"`
 	TrainSeconds float64 `json:"train_seconds"` // mean over the folds
 	Hyperplanes  float64 `json:"hyperplanes"`   // mean over the folds
+
+	AccuracyFraction   float64 `json:"accuracy_fraction"`    // Accuracy / 100
+	TrainErrorFraction float64 `json:"train_error_fraction"` // TrainError / 100
 }
 
 // foldStats is what one fit contributes.
@@ -344,6 +359,7 @@ func summarize(stats []foldStats, reps, folds, rows int) *Result {
 	// means is the mean over all fits.
 	res.TrainSecondsMean, res.TrainSecondsStd = summary.MeanStd(secs)
 	res.HyperplanesMean, res.HyperplanesStd = summary.MeanStd(hyp)
+	res.setFractions()
 	return res
 }
 

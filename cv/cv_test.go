@@ -506,7 +506,17 @@ func TestResultJSON(t *testing.T) {
 			t.Errorf("JSON lacks %q: %s", k, b)
 		}
 	}
-	if len(m) != 17 {
-		t.Errorf("JSON has %d keys, want 17: %s", len(m), b)
+	// Every rate also as a fraction, beside its percentage.
+	for _, k := range []string{"accuracy_mean", "accuracy_std", "error_mean", "error_std",
+		"fold_error_std", "train_error_mean", "train_error_std", "fold_train_error_std"} {
+		if f, ok := m[k+"_fraction"].(float64); !ok || f != m[k].(float64)/100 {
+			t.Errorf("%s_fraction %v, %s %v", k, m[k+"_fraction"], k, m[k])
+		}
+	}
+	if r := res.PerRep[0]; r.AccuracyFraction != 0.4 || r.TrainErrorFraction != r.TrainError/100 {
+		t.Errorf("per_rep fractions %+v", r)
+	}
+	if len(m) != 25 {
+		t.Errorf("JSON has %d keys, want 25: %s", len(m), b)
 	}
 }

@@ -222,7 +222,11 @@ type Predictor interface {
 	Predict(x sparsevec.Vector) (label, score float32, face int)
 }
 
-// NewPredictor returns a predictor for any valid model file.
+// NewPredictor returns a predictor for any valid model file. It is a
+// ClassScorer for a multiclass model, a Probabilist for a model with
+// probabilities of its own (PLUME, SPLA1), and a ClassScorer, Probabilist
+// and ClassProbabilist for a model with a Calibration (cpm train
+// --calibrate), whose probabilities replace a learner's own.
 func NewPredictor(m *model.Model) (Predictor, error) {
 	l, ok := lookup(m.Learner)
 	if !ok {
@@ -232,7 +236,10 @@ func NewPredictor(m *model.Model) (Predictor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return withScaling(p, m)
+	if p, err = withScaling(p, m); err != nil {
+		return nil, err
+	}
+	return withOutputs(p, m)
 }
 
 // Fit returns a cross-validation fit function training s with each fold's
@@ -291,7 +298,8 @@ func SelectK(ctx context.Context, s Spec, data *sparsevec.CSR, ks []int, cfg cv.
 }
 
 // Probabilist is implemented by predictors that give class probabilities
-// (PLUME, SPLA1): Proba returns p(y = Classes[0] | x).
+// (PLUME, SPLA1, and every model with a Calibration): Proba returns
+// p(y = Classes[0] | x).
 type Probabilist interface {
 	Proba(x sparsevec.Vector) float64
 }

@@ -45,6 +45,7 @@ var plumeLearner = &registration{
 	withK:         with(func(c *plume.Config, k int) { c.K = k }),
 	weightColumns: plumeColumns,
 	describe:      describePLUME(false),
+	probabilities: true,
 }
 
 // spla1Learner registers SPLA1, PLUME's hard-gate limit (package plume).
@@ -65,6 +66,7 @@ var spla1Learner = &registration{
 	withK:         with(func(c *plume.Config, k int) { c.K = k }),
 	weightColumns: plumeColumns,
 	describe:      describePLUME(true),
+	probabilities: true,
 }
 
 // plumeConfig completes c with the flags PLUME and SPLA1 both read.

@@ -74,6 +74,9 @@ type registration struct {
 	// start) or nil; Train then keeps that model's scaling instead of
 	// fitting one.
 	initModel func(cfg any) *model.Model
+	// probabilities: its predictors are Probabilist (PLUME, SPLA1), and
+	// a calibration does not apply to it.
+	probabilities bool
 }
 
 // Names returns the learner names in the order the CLI lists them.

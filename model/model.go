@@ -95,6 +95,8 @@ type Model struct {
 	Steps      []int64             // optional: per matrix, the SGD step counter t it was trained to; nil: Iterations each (see StepsOf)
 	Extra      []Blob              // optional named arrays for other learners
 	Scale      *Scaling            // optional: the feature scaling fitted on the training rows; nil: none
+
+	Calibration *Calibration // optional: decision values to probabilities (cpm train --calibrate); nil: none
 }
 
 // Scaling is the per-feature affine map a model applies to every input row

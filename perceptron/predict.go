@@ -14,8 +14,9 @@ const Learner = "perceptron"
 // Predictor predicts with a perceptron model, binary or multiclass. It
 // holds scratch space: make one per goroutine.
 type Predictor struct {
-	m *model.Model
-	l *linear.Machine
+	m    *model.Model
+	l    *linear.Machine
+	last []float32 // the scores of the last row predicted (the machine's scratch)
 }
 
 // NewPredictor returns a predictor for m, a valid model of learner
@@ -51,6 +52,7 @@ func NewPredictor(m *model.Model) (*Predictor, error) {
 // allocate once its lift scratch has grown to the longest row.
 func (c *Predictor) Predict(x sparsevec.Vector) (label float32, score float32, face int) {
 	s := c.l.Scores(c.l.Prepare(x))
+	c.last = s
 	if c.m.Multiclass {
 		face = maxFaceExcept(s, -1)
 		return c.m.Classes[face], s[face], face

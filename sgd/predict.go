@@ -18,6 +18,7 @@ type Classifier struct {
 	raw   []float32
 	votes []int
 	sums  []float64
+	last  float32 // the binary score of the last row predicted
 }
 
 // NewClassifier returns a classifier for m, which must be a valid CPM model.
@@ -79,11 +80,25 @@ func (c *Classifier) Predict(x sparsevec.Vector) (label float32, score float32, 
 	x = x.Below(c.m.D)
 	if !c.m.OvO {
 		s, f := c.binary(0, x)
+		c.last = s
 		if s > 0 {
 			return c.m.Classes[0], s, f
 		}
 		return c.m.Classes[1], s, f
 	}
+	c.vote(x)
+	best := 0
+	for k := 1; k < len(c.votes); k++ {
+		if c.votes[k] > c.votes[best] || (c.votes[k] == c.votes[best] && c.sums[k] > c.sums[best]) {
+			best = k
+		}
+	}
+	return c.m.Classes[best], float32(c.votes[best]), -1
+}
+
+// vote sets c.votes and c.sums to the one-vs-one votes and the sums of the
+// pairwise margins in each class's favour.
+func (c *Classifier) vote(x sparsevec.Vector) {
 	clear(c.votes)
 	clear(c.sums)
 	pi := 0 // pairs (i, j) in model order, as Pairs lists them
@@ -100,11 +115,4 @@ func (c *Classifier) Predict(x sparsevec.Vector) (label float32, score float32, 
 			c.sums[j] -= float64(s)
 		}
 	}
-	best := 0
-	for k := 1; k < len(c.votes); k++ {
-		if c.votes[k] > c.votes[best] || (c.votes[k] == c.votes[best] && c.sums[k] > c.sums[best]) {
-			best = k
-		}
-	}
-	return c.m.Classes[best], float32(c.votes[best]), -1
 }

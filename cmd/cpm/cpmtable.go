@@ -337,7 +337,7 @@ func runTableRow(ctx context.Context, row *tableRow, cfg sgd.Config, stream bool
 		run.TrainSeconds = time.Since(t).Seconds()
 		run.Steps, run.StepsPerSec = rep.Steps, rep.StepsPerSecond
 		t = time.Now()
-		res, err := evaluate(ctx, m, row.Test, "", false)
+		res, err := evaluate(ctx, m, row.Test, "", scoreOpts{})
 		if err != nil {
 			return err
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 
 	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/learner"
@@ -22,6 +21,7 @@ type evalResult struct {
 	wrong     int
 	confusion [][]int64 // [true][predicted], classes order; an extra last row/col for labels unknown to the model
 	faces     []int64   // binary: argmax face of the outer polytope, over rows whose true label is the outer label
+	acc       *metricsAcc
 }
 
 func (r *evalResult) errorRate() float64 {
@@ -35,7 +35,7 @@ func (r *evalResult) errorRate() float64 {
 func newEvalResult(m *model.Model) *evalResult {
 	ordered := slices.Clone(m.Classes)
 	slices.Sort(ordered)
-	res := &evalResult{classes: ordered, faces: make([]int64, m.K)}
+	res := &evalResult{classes: ordered, faces: make([]int64, m.K), acc: newMetricsAcc(m)}
 	res.confusion = make([][]int64, len(ordered)+1)
 	for i := range res.confusion {
 		res.confusion[i] = make([]int64, len(ordered)+1)
@@ -53,19 +53,20 @@ func (r *evalResult) classIndex(y float32) int {
 }
 
 // evaluate streams the rows of path through model m, counting errors, the
-// confusion matrix and face assignments; with scoresPath it writes one
-// line per row: "score face" (binary) or the predicted label (one-vs-one).
-func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, proba bool, opts ...reader.Option) (*evalResult, error) {
-	c, err := learner.NewPredictor(m)
+// confusion matrix, face assignments and what eval's quality figures need
+// (res.acc); with scoresPath it writes one line per row as so says
+// (appendHeader, appendRow).
+func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, so scoreOpts, opts ...reader.Option) (*evalResult, error) {
+	c, err := newRowOutputs(m, so.proba || so.metrics, so.proba)
 	if err != nil {
 		return nil, err
 	}
-	pr, hasProba := c.(learner.Probabilist)
-	if proba && !hasProba {
-		return nil, usagef("--proba: a %s model gives no probabilities (plume and spla1 do)", m.Learner)
-	}
+	// A multiclass model's class scores are read by the scores file and
+	// by a calibration.
+	c.noClassScores = scoresPath == "" && (c.probs == nil || c.cal == nil)
 	multi := learner.IsMulticlass(m)
 	res := newEvalResult(m)
+	res.acc.on = so.metrics
 	var out *bufio.Writer
 	var scores *reader.OutputFile
 	if scoresPath != "" {
@@ -77,6 +78,9 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, prob
 		}
 		defer scores.Abort() // a no-op after Close
 		out = bufio.NewWriterSize(scores, 1<<16)
+		if _, err := out.Write(appendHeader(nil, so, m.Classes, len(c.scores))); err != nil {
+			return nil, fmt.Errorf("writing scores: %w", err)
+		}
 	}
 	st, err := openBlocks(path, 4096, opts...)
 	if err != nil {
@@ -97,7 +101,8 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, prob
 		}
 		for r := 0; r < b.Rows(); r++ {
 			y := b.Labels[r]
-			pred, score, face := c.Predict(b.Row(r))
+			pred, face := c.predict(b.Row(r))
+			res.acc.add(y, c.scores, c.probs)
 			res.rows++
 			if pred != y {
 				res.wrong++
@@ -107,11 +112,7 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, prob
 				res.faces[face]++
 			}
 			if out != nil {
-				p := -1.0
-				if proba {
-					p = pr.Proba(b.Row(r))
-				}
-				line = appendScoreLine(line[:0], multi, pred, score, face, p)
+				line = appendRow(line[:0], so, pred, c.scores, face, c.probs)
 				if _, err := out.Write(line); err != nil {
 					return nil, fmt.Errorf("writing scores: %w", err)
 				}
@@ -133,32 +134,17 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, prob
 	return res, nil
 }
 
-// appendScoreLine appends the scores-file line of one row to line: the
-// predicted label (multiclass) or "score face", then the probability p
-// when p >= 0.
-func appendScoreLine(line []byte, multi bool, pred, score float32, face int, p float64) []byte {
-	if multi {
-		line = strconv.AppendFloat(line, float64(pred), 'g', -1, 32)
-	} else {
-		line = strconv.AppendFloat(line, float64(score), 'g', -1, 32)
-		line = append(line, ' ')
-		line = strconv.AppendInt(line, int64(face), 10)
-	}
-	if p >= 0 {
-		line = append(line, ' ')
-		line = strconv.AppendFloat(line, p, 'g', 6, 64)
-	}
-	return append(line, '\n')
-}
-
-const predictUsage = "cpm predict -m MODEL -c DATA [-s SCORES [--proba]]"
+const predictUsage = "cpm predict -m MODEL -c DATA [-s SCORES [--format libsvm|csv|jsonl] [--proba] [--face]]"
 
 func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlags("predict", stderr, predictUsage)
 	modelPath := fs.String("m", "", "model `file`")
 	dataPath := fs.String("c", "", "`data` to score (a file in any input format, - for standard input, a directory or a glob; labels are used for the error report)")
-	scores := fs.String("s", "", "write one line per row to `file` (- for standard output; the error report then goes to standard error): score and assigned face (the predicted label for multiclass models)")
-	proba := fs.Bool("proba", false, "with -s: append p(y = positive label | x) to each line (plume, spla1)")
+	scores := fs.String("s", "", "write one line per row to `file` (- for standard output; the error report then goes to standard error): the predicted label, then the decision value (binary models) or one decision value per class in the model's class order (multiclass models)")
+	var so scoreOpts
+	fs.StringVar(&so.format, "format", formatLIBSVM, "with -s: line `format`: libsvm (space-separated; with --proba a first line \"labels\" and the classes, as LIBLINEAR's predict -b 1), csv (a header line, then comma-separated), jsonl (one JSON object a row: {\"label\":…,\"scores\":[…],\"face\":…,\"proba\":[…]})")
+	fs.BoolVar(&so.proba, "proba", false, "with -s: append the probability of each class, in the model's class order (plume, spla1, and models trained with --calibrate)")
+	fs.BoolVar(&so.face, "face", false, "with -s: append the index of the face (or expert, or class) the prediction went through, -1 where there is none")
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
 	mem := addMemoryFlag(fs)
@@ -166,8 +152,11 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *proba && *scores == "" {
-		return usagef("--proba needs -s SCORES")
+	if err := so.check(); err != nil {
+		return err
+	}
+	if *scores == "" && (so.proba || so.face || flagSet(fs, "format")) {
+		return usagef("--proba, --face and --format need -s SCORES")
 	}
 	if *dataPath == "" && fs.NArg() == 1 {
 		*dataPath = fs.Arg(0)
@@ -181,18 +170,18 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 		return err
 	}
 	noteData(stderr, "-c", *dataPath)
-	return scoreWithModel(ctx, reportTo(stdout, stderr, *scores), *modelPath, *dataPath, *scores, *proba, mem.v(), lim.opts(ctx)...)
+	return scoreWithModel(ctx, reportTo(stdout, stderr, *scores), *modelPath, *dataPath, *scores, so, mem.v(), lim.opts(ctx)...)
 }
 
 // scoreWithModel loads a model, scores a labelled file with it (writing
 // per-row scores if scoresPath is set) and prints the error rate. A model
 // whose weights would take more than maxMemory bytes is refused.
-func scoreWithModel(ctx context.Context, stdout io.Writer, modelPath, dataPath, scoresPath string, proba bool, maxMemory int64, opts ...reader.Option) error {
+func scoreWithModel(ctx context.Context, stdout io.Writer, modelPath, dataPath, scoresPath string, so scoreOpts, maxMemory int64, opts ...reader.Option) error {
 	m, err := model.LoadLimit(modelPath, maxMemory)
 	if err != nil {
 		return err
 	}
-	res, err := evaluate(ctx, m, dataPath, scoresPath, proba, opts...)
+	res, err := evaluate(ctx, m, dataPath, scoresPath, so, opts...)
 	if err != nil {
 		return err
 	}
@@ -211,14 +200,17 @@ type evalMetrics struct {
 	Confusion  [][]int64 `json:"confusion"`
 	FaceCounts []int64   `json:"face_assignment_counts,omitempty"`
 	Unknown    int64     `json:"rows_with_unknown_label,omitempty"`
+	qualityMetrics
 }
 
 const evalUsage = "cpm eval -m MODEL [--json FILE] DATA"
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlags("eval", stderr, evalUsage)
+	flagsHelp := fs.Usage
+	fs.Usage = func() { flagsHelp(); fmt.Fprint(stderr, evalJSONHelp) }
 	modelPath := fs.String("m", "", "model `file`")
-	jsonOut := fs.String("json", "", "write error, confusion matrix and face counts as JSON to `file` (- for standard output; the report then goes to standard error)")
+	jsonOut := fs.String("json", "", "write error, confusion matrix, face counts, precision, recall, F1, ROC AUC and log-loss as JSON to `file` (- for standard output; the report then goes to standard error; fields: see cpm eval -h)")
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
 	mem := addMemoryFlag(fs)
@@ -237,7 +229,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return err
 	}
 	noteData(stderr, "", fs.Arg(0))
-	res, err := evaluate(ctx, m, fs.Arg(0), "", false, lim.opts(ctx)...)
+	res, err := evaluate(ctx, m, fs.Arg(0), "", scoreOpts{metrics: *jsonOut != ""}, lim.opts(ctx)...)
 	if err != nil {
 		return err
 	}
@@ -247,7 +239,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	}
 	n := len(res.classes)
 	met := evalMetrics{Command: "eval", Model: *modelPath, Data: fs.Arg(0), Rows: res.rows, Errors: res.wrong,
-		Error: res.errorRate(), Labels: res.classes, Confusion: make([][]int64, n)}
+		Error: res.errorRate(), Labels: res.classes, Confusion: make([][]int64, n), qualityMetrics: quality(m, res, res.acc)}
 	for i := 0; i < n; i++ {
 		met.Confusion[i] = res.confusion[i][:n]
 		met.Unknown += res.confusion[i][n]

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -207,17 +208,18 @@ func TestPLUMEProbaAndRefusals(t *testing.T) {
 		mustRun(t, "predict", "-m", mp, "-c", heart, "-s", sp, "--proba")
 		b, _ := os.ReadFile(sp)
 		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-		if len(lines) != 270 {
-			t.Fatalf("%s/%s: %d score lines, want 270", tc.learner, tc.mstep, len(lines))
+		if len(lines) != 271 || lines[0] != "labels 1 -1" {
+			t.Fatalf("%s/%s: %d score lines, first %q; want the header \"labels 1 -1\" and 270 rows", tc.learner, tc.mstep, len(lines), lines[0])
 		}
-		for i, l := range lines {
+		for i, l := range lines[1:] {
 			f := strings.Fields(l)
-			var score, p float64
-			if len(f) != 3 || json.Unmarshal([]byte(f[0]), &score) != nil || json.Unmarshal([]byte(f[2]), &p) != nil {
-				t.Fatalf("line %d %q: want score, face, probability", i, l)
+			var label, score, p, q float64
+			if len(f) != 4 || json.Unmarshal([]byte(f[0]), &label) != nil || json.Unmarshal([]byte(f[1]), &score) != nil ||
+				json.Unmarshal([]byte(f[2]), &p) != nil || json.Unmarshal([]byte(f[3]), &q) != nil {
+				t.Fatalf("line %d %q: want label, score, p(1), p(-1)", i, l)
 			}
-			if p < 0 || p > 1 || (p > 0.5) != (score > 0) {
-				t.Fatalf("line %d %q: probability %v does not agree with score %v", i, l, p, score)
+			if p < 0 || p > 1 || (p > 0.5) != (score > 0) || (label == 1) != (score > 0) || math.Abs(p+q-1) > 1e-6 {
+				t.Fatalf("line %d %q: label, probabilities and score disagree", i, l)
 			}
 		}
 	}

@@ -94,8 +94,8 @@ func TestTrainPredictEvalExport(t *testing.T) {
 	mustRun(t, "predict", "-m", mp, "-c", heart, "-s", scores)
 	sb, _ := os.ReadFile(scores)
 	lines := strings.Split(strings.TrimSpace(string(sb)), "\n")
-	if len(lines) != 270 || len(strings.Fields(lines[0])) != 2 {
-		t.Fatalf("scores file: %d lines, first %q; want 270 lines of 'score face'", len(lines), lines[0])
+	if f := strings.Fields(lines[0]); len(lines) != 270 || len(f) != 2 || (f[0] != "1" && f[0] != "-1") {
+		t.Fatalf("scores file: %d lines, first %q; want 270 lines of 'label score'", len(lines), lines[0])
 	}
 
 	ej := filepath.Join(dir, "eval.json")
@@ -135,8 +135,8 @@ func TestOvOPredictsLabels(t *testing.T) {
 	out := mustRun(t, "predict", "-m", mp, "-c", iris, "-s", scores)
 	sb, _ := os.ReadFile(scores)
 	for _, l := range strings.Split(strings.TrimSpace(string(sb)), "\n") {
-		if l != "1" && l != "2" && l != "3" {
-			t.Fatalf("OvO score line %q is not a label", l)
+		if f := strings.Fields(l); len(f) != 4 || (f[0] != "1" && f[0] != "2" && f[0] != "3") {
+			t.Fatalf("OvO score line %q is not a label and 3 class scores", l)
 		}
 	}
 	if !strings.Contains(out, "error") {

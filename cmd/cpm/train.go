@@ -54,6 +54,7 @@ type trainOptions struct {
 	learnerFlags *learnerFlags
 	ckpt         *checkpointFlags
 	valid        *validFlags
+	calib        *calibrateFlags
 	lim          *inputLimits
 	mem          *memoryLimit
 	nats         *natsFlags
@@ -77,7 +78,7 @@ func parseTrain(args []string, stderr io.Writer) (*trainOptions, error) {
 	fs.StringVar(&o.test, "c", "", "test `data` (a file, -, a directory or a glob, as -t): after training, score it and report the error")
 	fs.StringVar(&o.modelOut, "o", "", "write the model to `file` (atomically; - for standard output)")
 	fs.StringVar(&o.modelIn, "m", "", "without -t: load this model `file` and score -c TEST with it (as the authors' tool)")
-	fs.StringVar(&o.scoresOut, "s", "", "with -c: write one line per test row to `file` (score and face; the label for multiclass models)")
+	fs.StringVar(&o.scoresOut, "s", "", "with -c: write one line per test row to `file`: the predicted label, then its decision value(s), as cpm predict -s writes them")
 	fs.BoolVar(&o.quiet, "q", false, "quiet: no progress lines")
 	fs.BoolVar(&o.stream, "stream", false, "cpm: do not load the data into memory: repeated passes through a bounded shuffle buffer")
 	fs.IntVar(&o.buffer, "buffer", 1<<15, "with --stream: shuffle buffer size in `rows` (memory: about 2x the rows' nonzeros x 8 bytes)")
@@ -93,6 +94,7 @@ func parseTrain(args []string, stderr io.Writer) (*trainOptions, error) {
 	fs.StringVar(&o.metricsLog, "metrics-log", "", "write a training curve to `file` (JSON Lines, one object per progress report of each cpm polytope, or per pass or iteration of the other learners; cpm plot curve draws it)")
 	fs.Int64Var(&o.progressEvery, "progress-every", 0, "cpm: SGD `steps` between progress lines and --metrics-log records (default 1048576)")
 	o.valid = addValidFlags(fs)
+	o.calib = addCalibrateFlags(fs)
 	o.lim = addLimitFlags(fs)
 	o.mem = addMemoryFlag(fs)
 	o.nats = addNATSFlags(fs)
@@ -157,6 +159,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err := o.report(stderr, m, rep, &met); err != nil {
 		return err
 	}
+	if err := o.calib.fit(m, &met, stderr, o.quiet, o.lim.opts(ctx)...); err != nil {
+		return err
+	}
 	return o.writeOutputs(ctx, stdout, stderr, m, &met)
 }
 
@@ -173,7 +178,7 @@ func (o *trainOptions) scoreModel(ctx context.Context, stdout, stderr io.Writer)
 		return err
 	}
 	noteData(stderr, "-c", o.test)
-	return scoreWithModel(ctx, reportTo(stdout, stderr, o.scoresOut), o.modelIn, o.test, o.scoresOut, false, o.mem.v(), o.lim.opts(ctx)...)
+	return scoreWithModel(ctx, reportTo(stdout, stderr, o.scoresOut), o.modelIn, o.test, o.scoresOut, scoreOpts{}, o.mem.v(), o.lim.opts(ctx)...)
 }
 
 // validate checks the training command line, before any file is read, and
@@ -205,6 +210,9 @@ func (o *trainOptions) validate() error {
 		return usagef("--progress-every %d: want >= 1 (or 0 for the default)", o.progressEvery)
 	}
 	if err := o.valid.check(o.spec, o.stream); err != nil {
+		return err
+	}
+	if err := o.calib.check(o); err != nil {
 		return err
 	}
 	if err := o.nats.check(); err != nil {

@@ -138,6 +138,9 @@ func (o *trainOptions) trainInMemory(ctx context.Context, stderr io.Writer, met 
 	if err := o.valid.load(&o.spec, &data, stderr, o.quiet, o.lim.opts(ctx)...); err != nil {
 		return nil, nil, err
 	}
+	if err := o.calib.split(&data, o.seed, stderr, o.quiet); err != nil {
+		return nil, nil, err
+	}
 	var (
 		m   *model.Model
 		rep *learner.Report

@@ -48,6 +48,7 @@ type trainMetrics struct {
 	Polytopes      []polytopeMetrics `json:"polytopes,omitempty"`
 	KSelection     []kChoiceMetrics  `json:"k_selection,omitempty"`
 	Input          *inputMetrics     `json:"input,omitempty"`
+	calibrationReport
 }
 
 type kChoiceMetrics struct {
@@ -188,14 +189,16 @@ func (o *trainOptions) writeOutputs(ctx context.Context, stdout, stderr io.Write
 			noteData(stderr, "-c", o.test)
 		}
 		start := time.Now()
-		res, err := evaluate(ctx, m, o.test, o.scoresOut, false, o.lim.opts(ctx)...)
+		res, err := evaluate(ctx, m, o.test, o.scoresOut, scoreOpts{metrics: m.Calibration != nil}, o.lim.opts(ctx)...)
 		if err != nil {
 			return err
 		}
 		met.TestSeconds = time.Since(start).Seconds()
 		e := res.errorRate()
 		met.TestError = &e
-		fmt.Fprintf(reportTo(stdout, stderr, o.modelOut, o.scoresOut, o.jsonOut), "test error %.4f%% (%d/%d) on %s\n", 100*e, res.wrong, res.rows, o.test)
+		out := reportTo(stdout, stderr, o.modelOut, o.scoresOut, o.jsonOut)
+		fmt.Fprintf(out, "test error %.4f%% (%d/%d) on %s\n", 100*e, res.wrong, res.rows, o.test)
+		reportTestLogLoss(out, m, res, met)
 	}
 	if o.jsonOut != "" {
 		return writeJSON(o.jsonOut, met)
