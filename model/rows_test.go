@@ -2,7 +2,12 @@ package model
 
 import (
 	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/polyhedral/cpm/sparsevec"
@@ -109,3 +114,31 @@ func TestRowMap(t *testing.T) {
 }
 
 const math32 = 1<<32 - 1
+
+// TestReadVersion1Corpus reads the version-1 files of the fuzz corpus,
+// written by the version-1 encoder, and checks that they hold the test
+// models of the same names.
+func TestReadVersion1Corpus(t *testing.T) {
+	models := testModels()
+	for _, name := range []string{"binary", "double", "kperceptron", "multiclass", "ovo"} {
+		body, err := os.ReadFile(filepath.Join("testdata", "fuzz", "FuzzRead", "v1-"+name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(body), "\n")
+		b, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(lines[1], "[]byte("), ")"))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if v := binary.LittleEndian.Uint32([]byte(b[8:12])); v != 1 {
+			t.Fatalf("%s: format version %d, want 1", name, v)
+		}
+		got, err := Read(strings.NewReader(b), name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if d := diff(models[name], got); d != "" {
+			t.Fatalf("%s: %s", name, d)
+		}
+	}
+}
