@@ -174,19 +174,23 @@ func (h *Hasher) appendRow(r *Row, idx []uint32, val []float32, x sparsevec.Vect
 // h.Dim()), as for any CSR.
 func (h *Hasher) Apply(src *sparsevec.CSR) *sparsevec.CSR {
 	n := src.NNZ()
-	dst := &sparsevec.CSR{
-		Idx:    make([]uint32, 0, n),
-		Val:    make([]float32, 0, n),
-		Ptr:    make([]int, 1, src.Rows()+1),
-		Labels: slices.Clone(src.Labels),
-	}
-	var r Row
-	for i := range src.Rows() {
-		dst.Idx, dst.Val = h.appendRow(&r, dst.Idx, dst.Val, src.Row(i))
-		dst.Ptr = append(dst.Ptr, len(dst.Idx))
-	}
-	for _, j := range dst.Idx {
-		dst.Dim = max(dst.Dim, int(j)+1)
-	}
+	dst := &sparsevec.CSR{Idx: make([]uint32, 0, n), Val: make([]float32, 0, n), Ptr: make([]int, 0, src.Rows()+1)}
+	h.ApplyTo(dst, src, &Row{})
 	return dst
+}
+
+// ApplyTo sets dst to the rows of src hashed by h, as Apply does, reusing
+// dst's arrays and r's buffers: it allocates only when they must grow.
+func (h *Hasher) ApplyTo(dst, src *sparsevec.CSR, r *Row) {
+	dst.Labels = append(dst.Labels[:0], src.Labels...)
+	dst.Idx, dst.Val = dst.Idx[:0], dst.Val[:0]
+	dst.Ptr = append(dst.Ptr[:0], 0)
+	dst.Dim = 0
+	for i := range src.Rows() {
+		dst.Idx, dst.Val = h.appendRow(r, dst.Idx, dst.Val, src.Row(i))
+		dst.Ptr = append(dst.Ptr, len(dst.Idx))
+		if n := len(dst.Idx); n > dst.Ptr[i] {
+			dst.Dim = max(dst.Dim, int(dst.Idx[n-1])+1)
+		}
+	}
 }

@@ -55,19 +55,25 @@ const countsOverhead = 24
 // MemoryBytes returns the memory that m's weight matrices, counts and
 // steps take once read, from its shape alone (Matrices, the rows its
 // matrices hold, K, and whether Counts and Steps are set): per matrix,
-// R·StrideFor(K) float32 for its R rows (D, or len(Rows) for a compact
-// model) and the matrix header and pointer; with counts, K uint64 and a
-// slice header; with steps, one int64; for a compact model also the 4·R
+// R·StrideFor(K) float32 for its R rows (D, or len(Rows) + 1 for a
+// compact model: its stored rows and the zero row of ScoringWeights) and
+// the matrix header and pointer; with counts, K uint64 and a slice
+// header; with steps, one int64; for a compact model also the 4·len(Rows)
 // bytes of Rows. It is what Read checks against MemoryFactor and a limit,
 // and what a caller can check before building a model of that shape. The
 // shape must be within the caps of Validate (at most 2^36 weights), so the
 // result does not overflow.
 func (m *Model) MemoryBytes() int64 {
-	mem := memoryBytes(m.matrices(), m.rowCount(), m.K, m.Counts != nil, m.Steps != nil)
-	if m.Rows != nil {
-		mem += 4 * int64(len(m.Rows))
+	return shapeMemory(m.matrices(), m.D, m.K, m.Rows, m.Counts != nil, m.Steps != nil)
+}
+
+// shapeMemory is MemoryBytes of a model with n matrices over d features
+// with the stored rows rows (nil: dense).
+func shapeMemory(n int64, d, k int, rows []uint32, counts, steps bool) int64 {
+	if rows == nil {
+		return memoryBytes(n, d, k, counts, steps)
 	}
-	return mem
+	return memoryBytes(n, len(rows)+1, k, counts, steps) + 4*int64(len(rows))
 }
 
 func memoryBytes(n int64, d, k int, counts, steps bool) int64 {

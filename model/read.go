@@ -265,14 +265,13 @@ func (d *decoder) model() (*Model, error) {
 // matrices take at most twice the memory of the compact ones (and stay
 // within MemoryFactor and the caller's limit); else compact.
 func (d *decoder) settle(m *Model) (*Model, error) {
-	for r := 1; r < len(m.Rows); r++ {
+	for r := 1; r < m.rowCount(); r++ {
 		if !m.rowNonzero(r) {
-			return nil, d.fail(ErrCorrupt, "feature row %d is stored with all its weights +0, which Write never stores", m.Rows[r])
+			return nil, d.fail(ErrCorrupt, "feature row %d is stored with all its weights +0, which Write never stores", m.feature(r))
 		}
 	}
-	if len(m.Rows) == m.D {
-		m.Rows = nil // the compact rows are all the rows
-		return m, nil
+	if m.Rows == nil {
+		return m, nil // every row is stored
 	}
 	dense := memoryBytes(int64(len(m.Weights)), m.D, m.K, m.Counts != nil, m.Steps != nil)
 	if dense <= 2*m.MemoryBytes() && dense <= MemoryFactor*d.file+MemorySlack && (d.limit <= 0 || dense <= d.limit) {
@@ -427,7 +426,13 @@ func (d *decoder) rows(m *Model) error {
 	if m.Rows, err = array(d, n, 4, binio.DecU32, "stored feature rows"); err != nil {
 		return err
 	}
-	return d.wrapAt(at, m.checkRows(ErrCorrupt))
+	if err := m.checkRows(ErrCorrupt); err != nil {
+		return d.wrapAt(at, err)
+	}
+	if n == uint64(m.D) {
+		m.Rows = nil // every row is stored: the matrices are dense
+	}
+	return nil
 }
 
 // weights reads the matrix count, the matrices and, if present, the counts
@@ -452,10 +457,9 @@ func (d *decoder) weights(m *Model, counts, steps bool) error {
 	if steps {
 		total += uint64(n) * 8
 	}
-	mem := memoryBytes(int64(n), rows, m.K, counts, steps)
-	if m.Rows != nil { // the stored rows, read already, and their index
+	mem := shapeMemory(int64(n), m.D, m.K, m.Rows, counts, steps)
+	if m.Rows != nil { // the stored rows, read already
 		total += 4 * uint64(len(m.Rows))
-		mem += 4 * int64(len(m.Rows))
 	}
 	d.file = int64(total)
 	if mem > MemoryFactor*int64(total)+MemorySlack {
@@ -473,7 +477,7 @@ func (d *decoder) weights(m *Model, counts, steps bool) error {
 	}
 	m.Weights = make([]*sparsevec.Matrix, 0, c)
 	for i := range int(n) {
-		w, err := d.matrix(rows, m.K, i)
+		w, err := d.matrix(rows, m.K, i, m.Rows != nil)
 		if err != nil {
 			return err
 		}
@@ -504,15 +508,19 @@ func (d *decoder) weights(m *Model, counts, steps bool) error {
 	return nil
 }
 
-// matrix reads one D×K matrix of feature-major float32 into a padded
-// sparsevec.Matrix. When the input length is unknown, Data grows as rows
+// matrix reads one rows×K matrix of feature-major float32 into a padded
+// sparsevec.Matrix; a compact one gets room for the zero row of
+// ScoringWeights. When the input length is unknown, Data grows as rows
 // arrive.
-func (d *decoder) matrix(rows, k, i int) (*sparsevec.Matrix, error) {
+func (d *decoder) matrix(rows, k, i int, compact bool) (*sparsevec.Matrix, error) {
 	stride := sparsevec.StrideFor(k)
 	w := &sparsevec.Matrix{D: rows, K: k, Stride: stride}
-	full := rows * stride
+	full, room := rows*stride, rows*stride
+	if compact {
+		room += stride
+	}
 	if d.sized() {
-		w.Data = make([]float32, full) // the bytes are known to be present
+		w.Data = make([]float32, full, room) // the bytes are known to be present
 	}
 	j, f := 0, 0 // next feature row and face to fill
 	what := fmt.Sprintf("weight matrix %d", i)
@@ -523,7 +531,7 @@ func (d *decoder) matrix(rows, k, i int) (*sparsevec.Matrix, error) {
 			return nil, err
 		}
 		last := j + (f+c-1)/k // row of the last element of this chunk
-		w.Data = binio.GrowTo(w.Data, (last+1)*stride, full)
+		w.Data = binio.GrowTo(w.Data, (last+1)*stride, room)
 		for len(b) > 0 {
 			n := min(k-f, len(b)/4)
 			at := j*stride + f

@@ -54,7 +54,7 @@ func (m *Model) Compact() *Model {
 	}
 	out.Weights = make([]*sparsevec.Matrix, len(m.Weights))
 	for i, w := range m.Weights {
-		c := sparsevec.NewMatrix(len(keep), m.K)
+		c := newCompactMatrix(len(keep), m.K)
 		for i, r := range keep {
 			copy(c.Data[i*c.Stride:i*c.Stride+m.K], w.Data[int(r)*w.Stride:int(r)*w.Stride+m.K])
 		}
@@ -104,10 +104,14 @@ func (m *Model) rowNonzero(r int) bool {
 // at most tableFactor times the memory of the compact weights.
 const tableFactor = 16
 
-// RowMap maps feature indices to the rows of a compact model's weight
-// matrices. It is read-only once built and may be shared by goroutines.
+// RowMap maps the feature indices of raw rows to the rows of a compact
+// model's scoring matrices (ScoringWeights): a stored feature to its row,
+// any other feature below D to the zero row, which follows the stored
+// rows and is all 0, and a feature at or beyond D to nothing. It is
+// read-only once built and may be shared by goroutines.
 type RowMap struct {
 	rows []uint32
+	d    int64
 	// table maps a feature below len(table) to its row + 1 (0: not
 	// stored); nil when a table would take more than tableFactor times
 	// the compact weights' memory, and then rows are found by binary
@@ -121,13 +125,13 @@ func (m *Model) RowMap() *RowMap {
 	if m.Rows == nil {
 		return nil
 	}
-	return newRowMap(m.Rows, tableFactor*m.MemoryBytes())
+	return newRowMap(m.Rows, m.D, tableFactor*m.MemoryBytes())
 }
 
-// newRowMap returns the map of rows, with a lookup table if it takes at
-// most tableBytes bytes.
-func newRowMap(rows []uint32, tableBytes int64) *RowMap {
-	r := &RowMap{rows: rows}
+// newRowMap returns the map of rows of a model over d features, with a
+// lookup table if it takes at most tableBytes bytes.
+func newRowMap(rows []uint32, d int, tableBytes int64) *RowMap {
+	r := &RowMap{rows: rows, d: int64(d)}
 	if size := int64(rows[len(rows)-1]) + 1; size*4 <= tableBytes {
 		r.table = make([]int32, size)
 		for i, j := range rows {
@@ -136,6 +140,9 @@ func newRowMap(rows []uint32, tableBytes int64) *RowMap {
 	}
 	return r
 }
+
+// Zero returns the zero row: len(Rows), one past the stored rows.
+func (r *RowMap) Zero() int { return len(r.rows) }
 
 // Row returns the row of feature j and whether j is stored.
 func (r *RowMap) Row(j uint32) (int, bool) {
@@ -149,18 +156,68 @@ func (r *RowMap) Row(j uint32) (int, bool) {
 	return slices.BinarySearch(r.rows, j)
 }
 
-// AppendRow appends to idx and val the entries of x whose features are
-// stored, with each index replaced by its row, and returns them. Features
-// that are not stored have weight 0 in every matrix, so dropping them
-// leaves every score w·x the same. Rows are ascending in feature order, so
-// the result is ascending too. It allocates only when idx or val must
-// grow.
+// AppendRow appends to idx and val the entries of x with each index
+// replaced by its row (the zero row for a feature below D that is not
+// stored), leaving out the features at or beyond D, and returns them. A
+// dense model's predictor scores the entries of x below D (x.Below(D)), in
+// order; the scoring matrices see the same entries in the same order, with
+// the same weights (a feature that is not stored has weight +0 in every
+// matrix, as the zero row has), so every score comes out bit for bit the
+// same. The indices are not ascending when x has features that are not
+// stored; the sparsevec kernels accept that. It allocates only when idx or
+// val must grow.
 func (r *RowMap) AppendRow(idx []uint32, val []float32, x sparsevec.Vector) ([]uint32, []float32) {
 	xv := x.Val[:len(x.Idx)]
+	zero := uint32(len(r.rows))
 	for i, j := range x.Idx {
-		if p, ok := r.Row(j); ok {
-			idx, val = append(idx, uint32(p)), append(val, xv[i])
+		if int64(j) >= r.d {
+			continue
 		}
+		p, ok := r.Row(j)
+		if !ok {
+			p = int(zero)
+		}
+		idx, val = append(idx, uint32(p)), append(val, xv[i])
 	}
 	return idx, val
+}
+
+// ScoringWeights returns the weight matrices a predictor scores the rows
+// of RowMap.AppendRow with: m.Weights for a dense model; for a compact one,
+// each matrix with the zero row appended (len(Rows)+1 rows), sharing its
+// data when the matrix has room for that row, as the matrices of Read and
+// Compact have, and copying it otherwise.
+func (m *Model) ScoringWeights() []*sparsevec.Matrix {
+	if m.Rows == nil {
+		return m.Weights
+	}
+	out := make([]*sparsevec.Matrix, len(m.Weights))
+	for i, w := range m.Weights {
+		n := (w.D + 1) * w.Stride
+		data := w.Data[:len(w.Data):cap(w.Data)]
+		if cap(data) >= n && allZero(data[len(data):n]) {
+			data = data[:n]
+		} else {
+			data = append(slices.Clip(data), make([]float32, w.Stride)...)
+		}
+		out[i] = &sparsevec.Matrix{D: w.D + 1, K: w.K, Stride: w.Stride, Data: data}
+	}
+	return out
+}
+
+func allZero(s []float32) bool {
+	for _, v := range s {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// newCompactMatrix returns a zero rows×k matrix with room for the zero
+// row of ScoringWeights after its data.
+func newCompactMatrix(rows, k int) *sparsevec.Matrix {
+	w := sparsevec.NewMatrix(rows+1, k)
+	w.D, w.Data = rows, w.Data[:rows*w.Stride]
+	return w
 }
