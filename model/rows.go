@@ -63,6 +63,20 @@ func (m *Model) Compact() *Model {
 	return &out
 }
 
+// RowOf returns the row of m's weight matrices that holds feature j, and
+// false when none does (j >= D, or a compact model does not store j: its
+// weight is 0 in every matrix). For many lookups, RowMap is faster.
+func (m *Model) RowOf(j uint32) (int, bool) {
+	if m.Rows == nil {
+		return int(j), int64(j) < int64(m.D)
+	}
+	return slices.BinarySearch(m.Rows, j)
+}
+
+// Feature returns the feature index of row r of m's weight matrices: r
+// for a dense model, Rows[r] for a compact one.
+func (m *Model) Feature(r int) uint32 { return m.feature(r) }
+
 // feature returns the feature index of row r of m's weight matrices.
 func (m *Model) feature(r int) uint32 {
 	if m.Rows != nil {
