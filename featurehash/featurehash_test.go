@@ -14,8 +14,10 @@ import (
 // TestMurmur3Vectors checks Murmur3 against the MurmurHash3_x86_32 test
 // vectors Ian Boyd published (https://stackoverflow.com/a/31929528, the
 // answer to "MurmurHash3 test vectors", stackoverflow.com/q/14747343),
-// which the Python mmh3 package also tests, and the "Hello, world!"
-// vectors of the same collection.
+// which the Python mmh3 package also tests, the "Hello, world!" vectors
+// of the same collection, and scikit-learn's murmurhash3_32 answers
+// (bench/texthash vectorises text with this function, as sklearn's
+// FeatureHasher does).
 func TestMurmur3Vectors(t *testing.T) {
 	for _, c := range []struct {
 		key  string
@@ -45,6 +47,12 @@ func TestMurmur3Vectors(t *testing.T) {
 		{"Hello, world!", 0x9747b28c, 0x24884CBA},
 		{"Hello, world!", 1234, 0xfaf6cdb3},
 		{"Hello, world!", 4321, 0xbf505788},
+		// scikit-learn's test (sklearn/utils/tests/test_murmurhash.py):
+		// murmurhash3_32("foo", 0) is -156908512, with seed 42 it is
+		// -1322301282.
+		{"foo", 0, uint32(0xf6a5c420)},
+		{"foo", 42, uint32(0xb12f489e)},
+		{"The quick brown fox jumps over the lazy dog", 0, 0x2e4ff723},
 	} {
 		if got := Murmur3([]byte(c.key), c.seed); got != c.want {
 			t.Errorf("Murmur3(%q, %#x) = %#08x, want %#08x", c.key, c.seed, got, c.want)

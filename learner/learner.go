@@ -8,6 +8,14 @@
 // names, flags, label conventions and seeds onto it. Nothing here switches
 // on a learner's name.
 //
+// Two row maps apply to every learner: feature hashing (Spec.HashBits,
+// --hash-bits; package featurehash) and feature scaling (Spec.Scale,
+// --scale; package scale). Train hashes the training rows, fits the
+// scaling on the hashed rows and stores both in the model; every
+// predictor NewPredictor returns hashes, then scales, each raw row, and
+// for a compact model (model.Model.Rows) maps its features into the
+// stored rows, with scores bit for bit those of the dense model.
+//
 // Label conventions differ between the papers and are kept: CPM puts its
 // outer label outside the polytope (f = max_k W_k x > 0), the Polyceptron,
 // PLUME and SPLA1 put the positive class inside (h = min_k w_k·x > 0; PLUME
