@@ -74,8 +74,18 @@
 // memory of the compact ones, and dense (Rows nil) otherwise; a version-1
 // model reads dense. Model.Dense gives the dense form of any model (warm
 // starts, and whatever indexes Weights by feature), Model.Compact the
-// compact one, and Model.RowMap the feature-to-row map that predictors
-// use to score raw rows with a compact model.
+// compact one, and Model.RowMap and Model.ScoringWeights what predictors
+// score raw rows of a compact model with: each feature of a row maps to
+// its stored row, a feature below D that is not stored to a zero row that
+// follows the stored rows (Read and Compact leave room for it after each
+// matrix's data), so that the kernels see the entries a dense model's
+// matrices see, in the same order, and give the same scores bit for bit.
+//
+// A file of version 2 takes fewer bytes than the dense matrices, so the
+// memory rule below applies to fewer bytes: a model whose matrices store
+// next to nothing (a one-vs-one model of thousands of all-zero one-face
+// polytopes: 4 bytes a polytope on disk) is refused as too large for its
+// file.
 //
 // # File layout, format version 1
 //
