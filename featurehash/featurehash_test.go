@@ -181,3 +181,21 @@ func TestRowAllocs(t *testing.T) {
 		t.Errorf("Hash made %v allocations per row", a)
 	}
 }
+
+// TestApplyToAllocs pins the block path of streamed training: hashing a
+// block into a reused CSR allocates nothing once its arrays have grown.
+func TestApplyToAllocs(t *testing.T) {
+	h, _ := New(12, 3)
+	src := &sparsevec.CSR{}
+	for r := range 50 {
+		src.Append(float32(r%2), sparsevec.Vector{Idx: []uint32{1, uint32(10 + r), 1 << 25}, Val: []float32{1, 2, 3}})
+	}
+	dst, row := &sparsevec.CSR{}, &Row{}
+	h.ApplyTo(dst, src, row)
+	if a := testing.AllocsPerRun(50, func() { h.ApplyTo(dst, src, row) }); a != 0 {
+		t.Errorf("ApplyTo made %v allocations per block", a)
+	}
+	if want := h.Apply(src); !slices.Equal(dst.Idx, want.Idx) || !slices.Equal(dst.Ptr, want.Ptr) || dst.Dim != want.Dim {
+		t.Error("ApplyTo and Apply differ")
+	}
+}
