@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/polyhedral/cpm/cv"
 	"github.com/polyhedral/cpm/featurehash"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/plume"
@@ -185,5 +186,28 @@ func TestPredictAllocs(t *testing.T) {
 				t.Errorf("%s: Proba: %v allocations per row", s.Name, a)
 			}
 		}
+	}
+}
+
+// TestHashCV: cross-validation hashes each fold's rows through Train and
+// the predictor, so it gives the result of cross-validating the rows
+// hashed beforehand.
+func TestHashCV(t *testing.T) {
+	raw := spread(load(t, "heart_scale.libsvm"), 100_003)
+	h, _ := featurehash.New(8, 0)
+	cfg := cv.Config{Reps: 1, Folds: 3, Seed: 5}
+	s := specs()[CPM]
+	plain, err := cv.Run(context.Background(), cfg, h.Apply(raw), s.Fit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.HashBits = 8
+	hashed, err := cv.Run(context.Background(), cfg, raw, s.Fit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("accuracy %.2f%% both ways", hashed.AccuracyMean)
+	if plain.AccuracyMean != hashed.AccuracyMean || plain.TrainErrorMean != hashed.TrainErrorMean {
+		t.Errorf("cv with --hash-bits: accuracy %v, on rows hashed beforehand %v", hashed.AccuracyMean, plain.AccuracyMean)
 	}
 }
