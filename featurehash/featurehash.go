@@ -20,13 +20,16 @@
 // The features of one row that hash to the same index (a collision) are
 // summed: the value of hashed index i is the sum, in float64 in ascending
 // order of the original indices and rounded to float32 once, of the values
-// of the features j with h(j) = i; a sum of exactly 0 leaves no entry.
+// of the features j with h(j) = i; a sum of exactly 0 leaves no entry, and
+// a sum beyond the float32 range saturates at ±math.MaxFloat32, so that
+// hashed rows stay finite as every row must.
 // Hashed rows are sorted by index, as every sparsevec.Vector is.
 package featurehash
 
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -162,6 +165,7 @@ func (h *Hasher) appendRow(r *Row, idx []uint32, val []float32, x sparsevec.Vect
 		for ; i < len(r.ents) && r.ents[i].to == to; i++ {
 			s += float64(r.ents[i].val)
 		}
+		s = max(min(s, math.MaxFloat32), -math.MaxFloat32) // rows stay finite
 		if v := float32(s); v != 0 {
 			idx, val = append(idx, to), append(val, v)
 		}

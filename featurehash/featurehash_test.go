@@ -131,6 +131,22 @@ func TestHashRow(t *testing.T) {
 	}
 }
 
+// TestHashSaturates: colliding values whose sum leaves the float32 range
+// give ±MaxFloat32, not an infinity.
+func TestHashSaturates(t *testing.T) {
+	h, _ := New(1, 0) // 2 rows: 3 features, at least two collide
+	var r Row
+	for _, sign := range []float32{1, -1} {
+		v := sign * math.MaxFloat32
+		got := r.Hash(h, sparsevec.Vector{Idx: []uint32{1, 2, 3}, Val: []float32{v, v, v}})
+		for _, x := range got.Val {
+			if math.IsInf(float64(x), 0) || math.Abs(float64(x)) != math.MaxFloat32 {
+				t.Fatalf("hashed values %v", got.Val)
+			}
+		}
+	}
+}
+
 // TestApply checks that the CSR transform hashes each row as Row does,
 // keeps the labels and sets Dim, and that it is deterministic.
 func TestApply(t *testing.T) {
