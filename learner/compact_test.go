@@ -166,3 +166,29 @@ func zeroUnseen(m *model.Model, data *sparsevec.CSR) *model.Model {
 	}
 	return &out
 }
+
+// TestFoldCompact: folding the scaling into a compact model gives the
+// compact form of the folded dense model.
+func TestFoldCompact(t *testing.T) {
+	raw := spread(load(t, "ionosphere.libsvm"), 1000)
+	spec := specs()[CPM].WithSeed(5)
+	spec.Scale = scale.MaxAbs
+	m, _, err := Train(context.Background(), spec, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := Fold(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc, err := Fold(m.Compact())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc.Rows == nil || fc.Scale != nil {
+		t.Fatalf("folded compact model: rows %v, scaling %v", fc.Rows, fc.Scale)
+	}
+	if !bytes.Equal(encode(t, fc), encode(t, fd)) {
+		t.Fatal("Fold of the compact model differs from Fold of the dense one")
+	}
+}
