@@ -27,7 +27,6 @@
 package featurehash
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
@@ -124,16 +123,10 @@ func (h *Hasher) Dim() int { return int(h.mask) + 2 }
 // Index returns the hashed index of feature j: 1 + (murmur3(j) & mask).
 func (h *Hasher) Index(j uint32) uint32 { return 1 + hash4(j, h.seed)&h.mask }
 
-// entry is one feature of a row being hashed.
-type entry struct {
-	to, from uint32 // hashed and original index
-	val      float32
-}
-
 // Row is a reusable buffer for hashing one row at a time. The zero value
 // is ready to use; a Row is not safe for concurrent use.
 type Row struct {
-	ents []entry
+	keys []uint64 // hashed index << 32 | position in the row
 	idx  []uint32
 	val  []float32
 }
@@ -145,25 +138,23 @@ func (r *Row) Hash(h *Hasher, x sparsevec.Vector) sparsevec.Vector {
 	return sparsevec.Vector{Idx: r.idx, Val: r.val}
 }
 
-// appendRow appends the hashed entries of x to idx and val, using r's
-// entry buffer.
+// appendRow appends the hashed entries of x to idx and val, using r's key
+// buffer. Sorting the keys (hashed index, position) orders the entries by
+// hashed index and, within one, by position, which is ascending original
+// index: the order the sums are taken in.
 func (h *Hasher) appendRow(r *Row, idx []uint32, val []float32, x sparsevec.Vector) ([]uint32, []float32) {
 	xv := x.Val[:len(x.Idx)]
-	r.ents = r.ents[:0]
+	r.keys = r.keys[:0]
 	for i, j := range x.Idx {
-		r.ents = append(r.ents, entry{to: h.Index(j), from: j, val: xv[i]})
+		r.keys = append(r.keys, uint64(h.Index(j))<<32|uint64(i))
 	}
-	slices.SortFunc(r.ents, func(a, b entry) int {
-		if c := cmp.Compare(a.to, b.to); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.from, b.from)
-	})
-	for i := 0; i < len(r.ents); {
-		to := r.ents[i].to
+	slices.Sort(r.keys)
+	keys := r.keys
+	for i := 0; i < len(keys); {
+		to := uint32(keys[i] >> 32)
 		s := 0.0
-		for ; i < len(r.ents) && r.ents[i].to == to; i++ {
-			s += float64(r.ents[i].val)
+		for ; i < len(keys) && uint32(keys[i]>>32) == to; i++ {
+			s += float64(xv[uint32(keys[i])])
 		}
 		s = max(min(s, math.MaxFloat32), -math.MaxFloat32) // rows stay finite
 		if v := float32(s); v != 0 {
