@@ -10,10 +10,8 @@ import (
 )
 
 // A calibrated model keeps its Calibration through the model file and
-// predicts the same probabilities afterwards. It needs the model format
-// that stores Calibration.
+// predicts the same probabilities afterwards.
 func TestCalibrationSurvivesTheModelFile(t *testing.T) {
-	t.Skip("enable once the model file stores Calibration")
 	data := load(t, "ionosphere.libsvm")
 	m, _, err := TrainCalibrated(context.Background(), specs()[CPM].WithSeed(1), data, 0.2, 1)
 	if err != nil {

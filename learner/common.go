@@ -8,7 +8,7 @@ import (
 )
 
 // sharedFlags are read by every learner; -h lists them first.
-var sharedFlags = []flagDef{scaleFlag}
+var sharedFlags = []flagDef{scaleFlag, hashFlag}
 
 // The flags several learners read, each with one meaning.
 var (

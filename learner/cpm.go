@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/polyhedral/cpm/model"
-	"github.com/polyhedral/cpm/scale"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -70,9 +69,9 @@ var cpmLearner = &registration{
 	withSeed:     with(func(c *CPMConfig, seed uint64) { c.Seed = seed }),
 	withK:        with(func(c *CPMConfig, k int) { c.K = k }),
 	describe:     describeCPM,
-	scaleConfig: with(func(c *CPMConfig, sc *scale.Scaler) {
+	rowsConfig: with(func(c *CPMConfig, f func(*sparsevec.CSR) *sparsevec.CSR) {
 		if c.Valid.Data != nil {
-			c.Valid.Data = sc.Apply(c.Valid.Data)
+			c.Valid.Data = f(c.Valid.Data)
 		}
 	}),
 	initModel: func(cfg any) *model.Model { return config[CPMConfig](cfg).Init },

@@ -160,7 +160,7 @@ func Build(name string, f *Flags) (Spec, error) {
 		return Spec{}, err
 	}
 	mode, _ := scale.ParseMode(f.String("scale")) // checked by scaleFlag
-	return Spec{Name: name, Config: cfg, Scale: mode}, nil
+	return Spec{Name: name, Config: cfg, Scale: mode, HashBits: f.Int("hash-bits")}, nil
 }
 
 // Summary describes learner name as the flags configure it, for log lines

@@ -8,6 +8,14 @@
 // names, flags, label conventions and seeds onto it. Nothing here switches
 // on a learner's name.
 //
+// Two row maps apply to every learner: feature hashing (Spec.HashBits,
+// --hash-bits; package featurehash) and feature scaling (Spec.Scale,
+// --scale; package scale). Train hashes the training rows, fits the
+// scaling on the hashed rows and stores both in the model; every
+// predictor NewPredictor returns hashes, then scales, each raw row, and
+// for a compact model (model.Model.Rows) maps its features into the
+// stored rows, with scores bit for bit those of the dense model.
+//
 // Label conventions differ between the papers and are kept: CPM puts its
 // outer label outside the polytope (f = max_k W_k x > 0), the Polyceptron,
 // PLUME and SPLA1 put the positive class inside (h = min_k w_k·x > 0; PLUME
@@ -22,6 +30,7 @@ import (
 	"time"
 
 	"github.com/polyhedral/cpm/cv"
+	"github.com/polyhedral/cpm/featurehash"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/scale"
 	"github.com/polyhedral/cpm/sgd"
@@ -59,6 +68,11 @@ type Spec struct {
 	// stores in the model, so that the model takes raw rows (package
 	// scale). "" means none; the cpm tool's default is scale.Auto.
 	Scale scale.Mode
+
+	// HashBits, if not 0, hashes every row's features into 2^HashBits
+	// rows (package featurehash, seed 0) before the scaling is fitted; the
+	// model stores the hashing and applies it to raw rows. 0 means none.
+	HashBits int
 }
 
 // CPMConfig is the configuration of the CPM learner: the trainer's and
@@ -151,18 +165,20 @@ func (s Spec) WithK(k int) Spec {
 // perceptrons' all-together form); the Polyceptron refuses it.
 func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Report, error) {
 	start := time.Now()
-	l, s, sc, data, err := s.prepare(data)
+	p, err := s.prepare(data)
 	if err != nil {
 		return nil, nil, err
 	}
+	l, s, sc := p.l, p.s, p.sc
 	rep := &Report{Learner: s.name()}
-	m, err := l.train(ctx, s, data, rep)
+	m, err := l.train(ctx, s, p.data, rep)
 	if err != nil {
 		return nil, nil, err
 	}
 	if sc != nil {
 		m.Scale = sc.Model()
 	}
+	m.Hash = HashingOf(p.h)
 	rep.Scale = scale.None
 	if sc != nil {
 		rep.Scale = sc.Mode()
@@ -171,29 +187,52 @@ func Train(ctx context.Context, s Spec, data *sparsevec.CSR) (*model.Model, *Rep
 	return m, rep, nil
 }
 
+// prepared is a run of Train before the learner trains: the learner, the
+// spec with its config mapped, the scaler and hasher (nil: none) and the
+// rows to train on, hashed and scaled.
+type prepared struct {
+	l    *registration
+	s    Spec
+	sc   *scale.Scaler
+	h    *featurehash.Hasher
+	data *sparsevec.CSR
+}
+
 // prepare is what Train does before the learner trains: it looks the
-// learner up, checks s against it and data, and fits the scaling on data;
-// it returns the learner, s with its config scaled, the scaler (nil:
-// none) and the scaled rows.
-func (s Spec) prepare(data *sparsevec.CSR) (*registration, Spec, *scale.Scaler, *sparsevec.CSR, error) {
+// learner up, checks s against it and data, hashes data (Spec.HashBits)
+// and fits the scaling on the hashed rows; the learner's own rows (such as
+// validation rows) are hashed and scaled alike.
+func (s Spec) prepare(data *sparsevec.CSR) (*prepared, error) {
 	l, ok := lookup(s.name())
 	if !ok {
-		return nil, s, nil, nil, fmt.Errorf("learner: unknown learner %q (want one of %v)", s.Name, Names())
+		return nil, fmt.Errorf("learner: unknown learner %q (want one of %v)", s.Name, Names())
 	}
 	if err := l.checkConfig(s.Config); err != nil {
-		return nil, s, nil, nil, err
+		return nil, err
+	}
+	h, data, err := s.hashing(l, data)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.checkMemory(l, data); err != nil {
-		return nil, s, nil, nil, err
+		return nil, err
 	}
 	sc, data, err := s.scaler(l, data)
 	if err != nil {
-		return nil, s, nil, nil, err
+		return nil, err
 	}
-	if sc != nil && l.scaleConfig != nil {
-		s.Config = l.scaleConfig(s.Config, sc)
+	if (sc != nil || h != nil) && l.rowsConfig != nil {
+		s.Config = l.rowsConfig(s.Config, func(c *sparsevec.CSR) *sparsevec.CSR {
+			if h != nil {
+				c = h.Apply(c)
+			}
+			if sc != nil {
+				c = sc.Apply(c)
+			}
+			return c
+		})
 	}
-	return l, s, sc, data, nil
+	return &prepared{l: l, s: s, sc: sc, h: h, data: data}, nil
 }
 
 // checkMemory refuses a run of the linear and mixture learners whose
@@ -222,8 +261,11 @@ type Predictor interface {
 	Predict(x sparsevec.Vector) (label, score float32, face int)
 }
 
-// NewPredictor returns a predictor for any valid model file. It is a
-// ClassScorer for a multiclass model, a Probabilist for a model with
+// NewPredictor returns a predictor for any valid model file. It applies
+// the model's feature hashing, then its scaling, to each raw row, and maps
+// the features of a compact model (model.Model.Rows) to its rows, so that
+// the learner's predictor sees the rows its weights were trained on. It is
+// a ClassScorer for a multiclass model, a Probabilist for a model with
 // probabilities of its own (PLUME, SPLA1), and a ClassScorer, Probabilist
 // and ClassProbabilist for a model with a Calibration (cpm train
 // --calibrate), whose probabilities replace a learner's own.
@@ -232,11 +274,14 @@ func NewPredictor(m *model.Model) (Predictor, error) {
 	if !ok {
 		return nil, fmt.Errorf("learner: model of unknown learner %q (this build knows %v)", m.Learner, Names())
 	}
-	p, err := l.newPredictor(m)
+	p, err := compactPredictor(l, m)
 	if err != nil {
 		return nil, err
 	}
 	if p, err = withScaling(p, m); err != nil {
+		return nil, err
+	}
+	if p, err = withHashing(p, m); err != nil {
 		return nil, err
 	}
 	return withOutputs(p, m)

@@ -13,8 +13,9 @@ import (
 
 // perceptronLearner registers the perceptron (package perceptron).
 var perceptronLearner = &registration{
-	name:  Perceptron,
-	flags: []flagDef{epochsFlag, liftFlag, biasFlag, refuseOvO(Perceptron)},
+	name:        Perceptron,
+	flags:       []flagDef{epochsFlag, liftFlag, biasFlag, refuseOvO(Perceptron)},
+	compactRows: true, // linear.ViewModel maps the rows (and the lift)
 	configure: func(f *Flags) (any, error) {
 		c := &perceptron.Config{Epochs: f.Int("epochs"), Lift: lift(f)}
 		c.Bias, c.NoBias = bias(f)
@@ -75,9 +76,10 @@ var polyceptronFlags = []flagDef{
 // polyceptronOnlineLearner registers the online Polyceptron (package
 // polyceptron, Algorithm 2).
 var polyceptronOnlineLearner = &registration{
-	name:  PolyceptronOnline,
-	flags: append([]flagDef{epochsFlag, refuseOvO(PolyceptronOnline)}, polyceptronFlags...),
-	maxK:  1 << 16,
+	name:        PolyceptronOnline,
+	flags:       append([]flagDef{epochsFlag, refuseOvO(PolyceptronOnline)}, polyceptronFlags...),
+	compactRows: true, // linear.ViewModel maps the rows (and the lift)
+	maxK:        1 << 16,
 	configure: func(f *Flags) (any, error) {
 		return polyceptronConfig(f, polyceptron.Config{Epochs: f.Int("epochs")}), nil
 	},
@@ -94,7 +96,8 @@ var polyceptronOnlineLearner = &registration{
 // polyceptronBatchLearner registers the batch Polyceptron (package
 // polyceptron, Algorithm 1).
 var polyceptronBatchLearner = &registration{
-	name: PolyceptronBatch,
+	name:        PolyceptronBatch,
+	compactRows: true, // linear.ViewModel maps the rows (and the lift)
 	flags: append([]flagDef{
 		defaultFloat("poly-gamma", "stop when the summed gradient norm falls below gamma (default 50)"),
 		{Name: "gamma", Kind: floatFlag, Default: "0", Usage: "same as --poly-gamma", Check: defaultFloat("gamma", "").Check},

@@ -18,22 +18,23 @@ var ErrNoParts = errors.New("learner: training does not split into parts")
 // Plan returns the CPM run Train would make of s on data, split into its
 // polytopes (sgd.Plan): the same checks, the same scaling fitted on data
 // and the same completed configuration, so that sgd.Plan.TrainPart(i)
-// gives exactly polytope i of the model Train returns. Together with
+// gives exactly polytope i of the model Train returns (hashing and
+// scaling, which Train adds to the model, included). Together with
 // sgd.Config.Runner this lets another process train each polytope (package
 // cluster). It returns ErrNoParts for other learners.
 func Plan(s Spec, data *sparsevec.CSR) (*sgd.Plan, error) {
 	if s.name() != CPM {
 		return nil, fmt.Errorf("%w: %s trains as one piece", ErrNoParts, s.name())
 	}
-	_, s, _, data, err := s.prepare(data)
+	p, err := s.prepare(data)
 	if err != nil {
 		return nil, err
 	}
-	c := cpmRun(s, data.Rows())
-	if c.OvO && s.Label != nil {
+	c := cpmRun(p.s, p.data.Rows())
+	if c.OvO && p.s.Label != nil {
 		return nil, fmt.Errorf("learner: an outer label does not apply to one-vs-one training")
 	}
-	return sgd.NewPlan(c.Config, data, s.Label, c.OvO)
+	return sgd.NewPlan(c.Config, p.data, p.s.Label, c.OvO)
 }
 
 // NewFlags returns every registered learner's flags at their defaults,

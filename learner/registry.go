@@ -10,7 +10,6 @@ import (
 	"github.com/polyhedral/cpm/perceptron"
 	"github.com/polyhedral/cpm/plume"
 	"github.com/polyhedral/cpm/polyceptron"
-	"github.com/polyhedral/cpm/scale"
 	"github.com/polyhedral/cpm/sgd"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -67,9 +66,14 @@ type registration struct {
 	weightColumns func(cfg any, data *sparsevec.CSR) int
 	// describe tells cpm inspect, plot and eval how its models decide.
 	describe func(m *model.Model) (*Description, error)
-	// scaleConfig, if set, returns a copy of cfg whose own rows (such as
-	// validation rows) are scaled by sc, as Train scales the training rows.
-	scaleConfig func(cfg any, sc *scale.Scaler) any
+	// rowsConfig, if set, returns a copy of cfg whose own rows (such as
+	// validation rows) are mapped by f, as Train maps the training rows
+	// (feature hashing, then scaling).
+	rowsConfig func(cfg any, f func(*sparsevec.CSR) *sparsevec.CSR) any
+	// compactRows reports that newPredictor takes compact models
+	// (model.Model.Rows) itself; for the others NewPredictor maps each row
+	// into the compact rows first.
+	compactRows bool
 	// initModel, if set, returns the model cfg continues training (a warm
 	// start) or nil; Train then keeps that model's scaling instead of
 	// fitting one.

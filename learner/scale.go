@@ -96,7 +96,8 @@ func (s Spec) scaler(l *registration, data *sparsevec.CSR) (*scale.Scaler, *spar
 //	w·x' + b·w_0 = Σ_j (w_j/div_j)·x_j + b·(w_0 - Σ_j w_j·shift_j/(div_j·b))
 //
 // with x'_j = (x_j - shift_j)/div_j, b the bias value and the sums over the
-// kept features; dropped features get weight 0. The copy has no scaling.
+// kept features; dropped features get weight 0. The copy has no scaling;
+// a compact model's copy is compact.
 // The arithmetic is float64, rounded to float32 once per weight, so the
 // folded model's scores equal the scaled model's up to float32 rounding.
 // Fold returns m itself when m has no scaling, and an error for a model
@@ -127,25 +128,34 @@ func Fold(m *model.Model) (*model.Model, error) {
 	out := *m
 	out.Scale = nil
 	out.Weights = make([]*sparsevec.Matrix, len(m.Weights))
+	row := func(j uint32) (int, bool) { return int(j), int64(j) < int64(m.D) }
+	if rm := m.RowMap(); rm != nil { // a compact model: its stored rows
+		row = rm.Row
+	}
 	for i, w := range m.Weights {
-		out.Weights[i] = foldMatrix(w, s, m.Bias)
+		out.Weights[i] = foldMatrix(w, s, m.Bias, row)
+	}
+	if m.Rows != nil {
+		return out.Compact(), nil // rows the folding zeroed are not stored
 	}
 	return &out, nil
 }
 
-// foldMatrix returns w folded with s; see Fold.
-func foldMatrix(w *sparsevec.Matrix, s *model.Scaling, bias float64) *sparsevec.Matrix {
+// foldMatrix returns w folded with s; see Fold. row gives the row of w
+// that holds a feature, false when w holds none (the weight is 0).
+func foldMatrix(w *sparsevec.Matrix, s *model.Scaling, bias float64, row func(uint32) (int, bool)) *sparsevec.Matrix {
 	f := &sparsevec.Matrix{D: w.D, K: w.K, Stride: w.Stride, Data: make([]float32, len(w.Data))}
 	b0 := make([]float64, w.K) // the bias row's new weights times the bias
 	for k := range w.K {
 		b0[k] = bias * float64(w.Data[k])
 	}
 	for i, j := range s.Index {
-		if j == 0 || int(j) >= w.D {
+		r, ok := row(j)
+		if j == 0 || !ok {
 			continue
 		}
-		row := w.Data[int(j)*w.Stride : int(j)*w.Stride+w.K]
-		out := f.Data[int(j)*w.Stride : int(j)*w.Stride+w.K]
+		row := w.Data[r*w.Stride : r*w.Stride+w.K]
+		out := f.Data[r*w.Stride : r*w.Stride+w.K]
 		for k, v := range row {
 			out[k] = float32(float64(v) / s.Div[i])
 			b0[k] -= float64(v) * s.Shift[i] / s.Div[i]

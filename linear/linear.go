@@ -74,6 +74,12 @@ type Machine struct {
 	raw       []float32
 	idx       []uint32
 	val       []float32
+
+	// rows, for a compact model's scoring matrix (model.Model.Rows and
+	// ScoringWeights), maps a feature to its row of W; liftRow is the row
+	// of LiftIndex (the zero row when the lifted feature is not stored).
+	rows    *model.RowMap
+	liftRow uint32
 }
 
 // New returns a zero D×K machine for rows of dimension dim (the training
@@ -99,18 +105,46 @@ func View(w *sparsevec.Matrix, bias float32, lift Lift, liftIdx uint32) *Machine
 // Prepare returns the part of x that the matrix scores: x clipped to the
 // features it knows, with the lifted feature appended when lifting. The
 // result may alias l's scratch and is valid until the next call.
+//
+// For a compact model's machine (ViewModel of a model with Rows) the
+// features are mapped to the rows of W (model.RowMap: the zero row for a
+// feature that is not stored) and the lifted feature to its row, so that
+// W sees the entries, in order, that the dense model's matrix sees.
 func (l *Machine) Prepare(x sparsevec.Vector) sparsevec.Vector {
+	if l.rows != nil {
+		return l.prepareCompact(x)
+	}
 	if l.Lift == NoLift {
 		return x.Below(l.W.D)
 	}
 	x = x.Below(int(l.LiftIndex))
+	z := liftValue(x)
+	l.idx = append(append(l.idx[:0], x.Idx...), l.LiftIndex)
+	l.val = append(append(l.val[:0], x.Val[:len(x.Idx)]...), z)
+	return sparsevec.Vector{Idx: l.idx, Val: l.val}
+}
+
+// prepareCompact is Prepare for a compact model's machine.
+func (l *Machine) prepareCompact(x sparsevec.Vector) sparsevec.Vector {
+	if l.Lift == NoLift {
+		l.idx, l.val = l.rows.AppendRow(l.idx[:0], l.val[:0], x)
+		return sparsevec.Vector{Idx: l.idx, Val: l.val}
+	}
+	x = x.Below(int(l.LiftIndex))
+	z := liftValue(x)
+	l.idx, l.val = l.rows.AppendRow(l.idx[:0], l.val[:0], x)
+	l.idx, l.val = append(l.idx, l.liftRow), append(l.val, z)
+	return sparsevec.Vector{Idx: l.idx, Val: l.val}
+}
+
+// liftValue returns the lifted feature z = Σ_j x_j² of the row x, summed
+// in float32 in index order.
+func liftValue(x sparsevec.Vector) float32 {
 	var z float32
 	for _, v := range x.Val[:len(x.Idx)] {
 		z += v * v
 	}
-	l.idx = append(append(l.idx[:0], x.Idx...), l.LiftIndex)
-	l.val = append(append(l.val[:0], x.Val[:len(x.Idx)]...), z)
-	return sparsevec.Vector{Idx: l.idx, Val: l.val}
+	return z
 }
 
 // Scores returns s_k = W_k·x̃ for a prepared x, k < K, in l's scratch
@@ -227,7 +261,8 @@ func ParseLiftParams(m *model.Model) (Lift, uint32, error) {
 }
 
 // ViewModel returns the machine of m, a valid single-sided linear model
-// (not one-vs-one) of package pkg, for scoring; errors name pkg.
+// (not one-vs-one) of package pkg, dense or compact, for scoring; errors
+// name pkg.
 func ViewModel(m *model.Model, pkg string) (*Machine, error) {
 	if m.OvO || m.Sides != 1 {
 		return nil, fmt.Errorf("%s: %s model must be single-sided and not one-vs-one", pkg, m.Learner)
@@ -236,5 +271,13 @@ func ViewModel(m *model.Model, pkg string) (*Machine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s model: %w", pkg, m.Learner, err)
 	}
-	return View(m.Weights[0], float32(m.Bias), lift, idx), nil
+	l := View(m.ScoringWeights()[0], float32(m.Bias), lift, idx)
+	if m.Rows != nil {
+		l.rows = m.RowMap()
+		l.liftRow = uint32(l.rows.Zero())
+		if r, ok := l.rows.Row(idx); ok {
+			l.liftRow = uint32(r)
+		}
+	}
+	return l, nil
 }

@@ -30,7 +30,7 @@ func ExampleModel_ExportText() {
 	}
 	// Output:
 	// learner: cpm
-	// format: 1
+	// format: 2
 	// sides: 1
 	// k: 2
 	// d: 3
@@ -117,10 +117,10 @@ func Example() {
 	}
 	fmt.Println(got.Learner, got.D, got.K, got.Weights[0].At(1, 0))
 
-	_, err = model.Read(bytes.NewReader([]byte("CPMMODEL\x02\x00\x00\x00")), "future.cpm")
+	_, err = model.Read(bytes.NewReader([]byte("CPMMODEL\x03\x00\x00\x00")), "future.cpm")
 	fmt.Println(err)
 	// Output:
-	// 123 bytes
+	// 139 bytes
 	// cpm 2 1 2
-	// future.cpm: unsupported model format version: file has format version 2, this build reads version 1 (at byte 8)
+	// future.cpm: unsupported model format version: file has format version 3, this build reads versions 1 and 2 (at byte 8)
 }

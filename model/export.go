@@ -17,8 +17,12 @@ import (
 //	quoted string, matrices, counts (true or false), steps (the step
 //	count of each matrix, separated by spaces; only if m has Steps),
 //	one "blob.NAME: f32=N u32=N i64=N" line per blob giving its array
-//	lengths, and, only if m has a scaling, "scale: MODE" and
-//	"scale.features: N".
+//	lengths, only if m has a scaling, "scale: MODE" and
+//	"scale.features: N", only if m has feature hashing, "hash.bits: B"
+//	and "hash.seed: S", and only if m has a calibration,
+//	"calibration: METHOD", "calibration.a" and "calibration.b" (the
+//	values separated by spaces), "calibration.rows" and
+//	"calibration.logloss".
 //
 // With a scaling, the weights are in the scaled space: a blank line,
 // "scaling: x' = (x - shift)/div; other features 0" and one
@@ -29,7 +33,7 @@ import (
 // one-vs-one model, "pair: A B" with the pair's two class labels; then for
 // each face "face: F", "count: N" if m has counts, and one "feature:weight"
 // line per nonzero weight of that face in ascending feature order (feature
-// 0 is the bias row). Float64 fields are formatted with
+// 0 is the bias row), the same lines for a dense and a compact model. Float64 fields are formatted with
 // strconv.FormatFloat(v, 'g', -1, 64), labels and weights with
 // strconv.FormatFloat(float64(v), 'g', -1, 32).
 //
@@ -115,6 +119,30 @@ func (m *Model) ExportText(w io.Writer) error {
 		b = strconv.AppendInt(b, int64(len(x.I64)), 10)
 		line()
 	}
+	if h := m.Hash; h != nil {
+		i64("hash.bits", int64(h.Bits))
+		i64("hash.seed", int64(h.Seed))
+	}
+	if c := m.Calibration; c != nil {
+		kv("calibration")
+		b = append(b, c.Method...)
+		line()
+		for _, f := range []struct {
+			key string
+			v   []float64
+		}{{"calibration.a", c.A}, {"calibration.b", c.B}} {
+			kv(f.key)
+			for i, v := range f.v {
+				if i > 0 {
+					b = append(b, ' ')
+				}
+				b = strconv.AppendFloat(b, v, 'g', -1, 64)
+			}
+			line()
+		}
+		i64("calibration.rows", c.Rows)
+		f64("calibration.logloss", c.LogLoss)
+	}
 	if sc := m.Scale; sc != nil {
 		kv("scale")
 		b = append(b, sc.Mode...)
@@ -161,7 +189,7 @@ func (m *Model) ExportText(w io.Writer) error {
 			}
 			for j := range mat.D {
 				if v := mat.Data[j*mat.Stride+f]; v != 0 {
-					b = strconv.AppendInt(b, int64(j), 10)
+					b = strconv.AppendUint(b, uint64(m.feature(j)), 10)
 					b = append(b, ':')
 					b = appendF32(b, v)
 					line()

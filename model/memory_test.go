@@ -12,14 +12,20 @@ import (
 )
 
 // ovoModel returns a one-vs-one model over c classes whose matrices are
-// d×k and zero.
+// d×k with every weight 1, so that the file stores every row.
 func ovoModel(c, d, k, sides int, counts bool) *Model {
 	m := &Model{Learner: "cpm", Sides: sides, K: k, D: d, Lambda: 1e-4, Bias: 1, Iterations: 1, OvO: true}
 	for i := range c {
 		m.Classes = append(m.Classes, float32(i))
 	}
 	for range m.Matrices() {
-		m.Weights = append(m.Weights, sparsevec.NewMatrix(d, k))
+		w := sparsevec.NewMatrix(d, k)
+		for j := range d {
+			for f := range k {
+				w.Set(j, f, 1)
+			}
+		}
+		m.Weights = append(m.Weights, w)
 		if counts {
 			m.Counts = append(m.Counts, make([]uint64, k))
 		}

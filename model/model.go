@@ -7,8 +7,9 @@ import (
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// Version is the format version Write produces and Read accepts.
-const Version = 1
+// Version is the format version Write produces. Read accepts it and
+// version 1 (see the package documentation).
+const Version = 2
 
 // Caps on declared sizes; see the package documentation. They are int64 so
 // that they compile on 32-bit platforms too.
@@ -52,15 +53,27 @@ const matrixOverhead = 8 + 48
 const countsOverhead = 24
 
 // MemoryBytes returns the memory that m's weight matrices, counts and
-// steps take once read, from its shape alone (Matrices, D, K, and whether
-// Counts and Steps are set): per matrix, D·StrideFor(K) float32 and
-// the matrix header and pointer; with counts, K uint64 and a slice header;
-// with steps, one int64. It is what Read checks against MemoryFactor and a
-// limit, and what a caller can check before building a model of that
-// shape. The shape must be within the caps of Validate (at most 2^36
-// weights), so the result does not overflow.
+// steps take once read, from its shape alone (Matrices, the rows its
+// matrices hold, K, and whether Counts and Steps are set): per matrix,
+// R·StrideFor(K) float32 for its R rows (D, or len(Rows) + 1 for a
+// compact model: its stored rows and the zero row of ScoringWeights) and
+// the matrix header and pointer; with counts, K uint64 and a slice
+// header; with steps, one int64; for a compact model also the 4·len(Rows)
+// bytes of Rows. It is what Read checks against MemoryFactor and a limit,
+// and what a caller can check before building a model of that shape. The
+// shape must be within the caps of Validate (at most 2^36 weights), so the
+// result does not overflow.
 func (m *Model) MemoryBytes() int64 {
-	return memoryBytes(m.matrices(), m.D, m.K, m.Counts != nil, m.Steps != nil)
+	return shapeMemory(m.matrices(), m.D, m.K, m.Rows, m.Counts != nil, m.Steps != nil)
+}
+
+// shapeMemory is MemoryBytes of a model with n matrices over d features
+// with the stored rows rows (nil: dense).
+func shapeMemory(n int64, d, k int, rows []uint32, counts, steps bool) int64 {
+	if rows == nil {
+		return memoryBytes(n, d, k, counts, steps)
+	}
+	return memoryBytes(n, len(rows)+1, k, counts, steps) + 4*int64(len(rows))
 }
 
 func memoryBytes(n int64, d, k int, counts, steps bool) int64 {
@@ -74,12 +87,21 @@ func memoryBytes(n int64, d, k int, counts, steps bool) int64 {
 	return n * per
 }
 
+// rowCount returns the rows each weight matrix holds: D, or len(Rows) for
+// a compact model.
+func (m *Model) rowCount() int {
+	if m.Rows != nil {
+		return len(m.Rows)
+	}
+	return m.D
+}
+
 // Model is a trained classifier as stored on disk.
 type Model struct {
 	Learner    string // "cpm" (later "perceptron", "kperceptron", "plume", ...); non-empty, <= 64 bytes
 	Sides      int    // 1 or 2 polytopes per binary problem (double-sided CPM)
 	K          int    // faces per polytope (>= 1)
-	D          int    // feature rows including the bias row 0 (>= 1)
+	D          int    // feature rows including the bias row 0 (>= 1): the feature space, whether or not Rows is set
 	Lambda     float64
 	Entropy    float64 // ASSIGN target entropy h, nats
 	CostRatio  float64
@@ -90,14 +112,33 @@ type Model struct {
 	OvO        bool                // one-vs-one multiclass: Sides matrices per pair of classes
 	Multiclass bool                // all-together multiclass (Kesler): one score per class, Sides matrices in all
 	Params     map[string]string   // learner-specific extras; written in sorted key order (deterministic bytes)
-	Weights    []*sparsevec.Matrix // each D×K; binary: Sides matrices; OvO: one per (pair, side), pair-major
+	Weights    []*sparsevec.Matrix // each D×K, or len(Rows)×K when Rows is set; binary: Sides matrices; OvO: one per (pair, side), pair-major
+	Rows       []uint32            // optional: the feature rows Weights hold (compact model): strictly ascending, Rows[0] = 0, all < D; row i of each matrix is feature Rows[i], every other feature has weight 0; nil: all D rows (dense)
 	Counts     [][]uint64          // optional: per matrix, per face training assignment counts (nil or len(Weights) slices of len K)
 	Steps      []int64             // optional: per matrix, the SGD step counter t it was trained to; nil: Iterations each (see StepsOf)
 	Extra      []Blob              // optional named arrays for other learners
 	Scale      *Scaling            // optional: the feature scaling fitted on the training rows; nil: none
+	Hash       *Hashing            // optional: the feature hashing applied to raw rows before Scale; nil: none
 
 	Calibration *Calibration // optional: decision values to probabilities (cpm train --calibrate); nil: none
 }
+
+// Hashing is the feature hashing a model applies to every raw input row
+// before its scaling and weights see it (package featurehash): feature j
+// (the index as read, 1-based) goes to row
+//
+//	1 + (murmur3_x86_32(j as 4 little-endian bytes, Seed) & (2^Bits - 1))
+//
+// and the values of features of one row that land on the same row are
+// summed, so the weights have at most 2^Bits + 1 rows (the bias row 0 and
+// the hashed rows 1..2^Bits).
+type Hashing struct {
+	Bits int    // 1 to 31
+	Seed uint32 // murmur3 seed
+}
+
+// MaxHashBits is the largest Hashing.Bits.
+const MaxHashBits = 31
 
 // Scaling is the per-feature affine map a model applies to every input row
 // before its weights see it (package scale fits and applies it):
@@ -161,9 +202,12 @@ func (m *Model) matrices() int64 {
 //     2 to 65536 labels, strictly ascending; not both OvO and Multiclass
 //   - Params: at most 4096; keys like Learner; values valid UTF-8 of at
 //     most 65536 bytes
+//   - Rows: nil, or 1 to D feature rows, strictly ascending, Rows[0] = 0,
+//     every one < D
 //   - len(Weights) == Matrices() (at most 2^24), every matrix non-nil and
-//     D×K with Stride == sparsevec.StrideFor(K), len(Data) == D·Stride,
-//     finite weights and zero padding; at most 2^36 weights in all
+//     R×K (R = D, or len(Rows) when Rows is set) with Stride ==
+//     sparsevec.StrideFor(K), len(Data) == R·Stride, finite weights and
+//     zero padding; at most 2^36 weights in all
 //   - Counts: nil, or len(Weights) slices of length K
 //   - Steps: nil, or len(Weights) values >= 0
 //   - Extra: at most 4096 blobs with valid unique names, each array at most
@@ -171,6 +215,10 @@ func (m *Model) matrices() int64 {
 //   - Scale: nil, or a Mode like Learner and Index, Shift and Div of one
 //     length of at most 2^32, Index strictly ascending, Shift finite, Div
 //     finite and > 0
+//   - Hash: nil, or 1 <= Bits <= 31
+//   - Calibration: nil, or Method "platt", A and B of length 1 for a
+//     binary model and len(Classes) for a multiclass (OvO or Multiclass)
+//     one, finite; Rows >= 0; LogLoss finite and >= 0
 //
 // Write never writes padding, so a -0 padding entry reads back as +0.
 func (m *Model) Validate() error { return m.validate(ErrInvalid) }
@@ -179,7 +227,7 @@ func (m *Model) validate(kind error) error {
 	if m == nil {
 		return invalidf(kind, "nil model")
 	}
-	for _, f := range []func(error) error{m.checkHeader, m.checkParams, m.checkWeights, m.checkCounts, m.checkSteps, m.checkExtra, m.checkScale} {
+	for _, f := range []func(error) error{m.checkHeader, m.checkParams, m.checkRows, m.checkWeights, m.checkCounts, m.checkSteps, m.checkExtra, m.checkScale, m.checkHash, m.checkCalibration} {
 		if err := f(kind); err != nil {
 			return err
 		}
@@ -254,16 +302,17 @@ func (m *Model) checkWeights(kind error) error {
 	if want := m.matrices(); int64(len(m.Weights)) != want {
 		return invalidf(kind, "%d weight matrices, want %d", len(m.Weights), want)
 	}
-	if !fits(int64(len(m.Weights)), int64(m.D)*int64(m.K), maxWeights) {
-		return invalidf(kind, "%d×%d×%d weights, more than %d", len(m.Weights), m.D, m.K, maxWeights)
+	rows := m.rowCount()
+	if !fits(int64(len(m.Weights)), int64(rows)*int64(m.K), maxWeights) {
+		return invalidf(kind, "%d×%d×%d weights, more than %d", len(m.Weights), rows, m.K, maxWeights)
 	}
 	stride := sparsevec.StrideFor(m.K)
 	for i, w := range m.Weights {
 		if w == nil {
 			return invalidf(kind, "weight matrix %d is nil", i)
 		}
-		if w.D != m.D || w.K != m.K {
-			return invalidf(kind, "weight matrix %d is %d×%d, want %d×%d", i, w.D, w.K, m.D, m.K)
+		if w.D != rows || w.K != m.K {
+			return invalidf(kind, "weight matrix %d is %d×%d, want %d×%d", i, w.D, w.K, rows, m.K)
 		}
 		if w.Stride != stride || len(w.Data) != w.D*stride {
 			return invalidf(kind, "weight matrix %d has stride %d and %d floats, want stride %d and %d", i, w.Stride, len(w.Data), stride, w.D*stride)
@@ -281,6 +330,64 @@ func (m *Model) checkWeights(kind error) error {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// checkRows checks the feature rows of a compact model.
+func (m *Model) checkRows(kind error) error {
+	if m.Rows == nil {
+		return nil
+	}
+	if len(m.Rows) == 0 || int64(len(m.Rows)) > int64(m.D) {
+		return invalidf(kind, "%d stored feature rows, want 1 to D = %d", len(m.Rows), m.D)
+	}
+	if m.Rows[0] != 0 {
+		return invalidf(kind, "stored feature rows start at %d, want the bias row 0", m.Rows[0])
+	}
+	for i := 1; i < len(m.Rows); i++ {
+		if m.Rows[i-1] >= m.Rows[i] {
+			return invalidf(kind, "stored feature rows not strictly ascending at %d: %d then %d", i, m.Rows[i-1], m.Rows[i])
+		}
+	}
+	if last := m.Rows[len(m.Rows)-1]; int64(last) >= int64(m.D) {
+		return invalidf(kind, "stored feature row %d is not below D = %d", last, m.D)
+	}
+	return nil
+}
+
+func (m *Model) checkHash(kind error) error {
+	if h := m.Hash; h != nil && (h.Bits < 1 || h.Bits > MaxHashBits) {
+		return invalidf(kind, "feature hashing with %d bits, want 1 to %d", h.Bits, MaxHashBits)
+	}
+	return nil
+}
+
+func (m *Model) checkCalibration(kind error) error {
+	c := m.Calibration
+	if c == nil {
+		return nil
+	}
+	if c.Method != "platt" {
+		return invalidf(kind, "calibration method %q, want platt", c.Method)
+	}
+	want := 1
+	if m.OvO || m.Multiclass {
+		want = len(m.Classes)
+	}
+	if len(c.A) != want || len(c.B) != want {
+		return invalidf(kind, "calibration has %d slopes and %d offsets, want %d of each (1 for a binary model, one per class otherwise)", len(c.A), len(c.B), want)
+	}
+	for i := range c.A {
+		if !finite64(c.A[i]) || !finite64(c.B[i]) {
+			return invalidf(kind, "calibration pair %d is (%v, %v), want finite values", i, c.A[i], c.B[i])
+		}
+	}
+	if c.Rows < 0 {
+		return invalidf(kind, "calibration fitted on %d rows, want >= 0", c.Rows)
+	}
+	if !finite64(c.LogLoss) || c.LogLoss < 0 {
+		return invalidf(kind, "calibration log-loss %v, want a finite value >= 0", c.LogLoss)
 	}
 	return nil
 }

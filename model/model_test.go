@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,7 +86,32 @@ func testModels() map[string]*Model {
 		Weights: []*sparsevec.Matrix{filled(rng, 6, 2)},
 		Scale:   &Scaling{Mode: "standard", Index: []uint32{1, 3, 5}, Shift: []float64{-2.5, 0, 1e300}, Div: []float64{1, 0.125, math.SmallestNonzeroFloat64}},
 	}
-	return map[string]*Model{"binary": bin, "double": double, "ovo": ovo, "kperceptron": kp, "multiclass": multi, "scaled": scaled}
+	// compact stays compact when read: its dense matrices would take 250
+	// times the memory.
+	compact := &Model{
+		Learner: "cpm", Sides: 2, K: 3, D: 1000, Bias: 1,
+		Classes: []float32{1, -1},
+		Rows:    []uint32{0, 5, 17, 999},
+		Hash:    &Hashing{Bits: 9, Seed: 0xdeadbeef},
+		Calibration: &Calibration{Method: "platt", A: []float64{-2}, B: []float64{math.Copysign(0, -1)},
+			Rows: 1 << 40, LogLoss: 0.125},
+	}
+	for range 2 {
+		w := filled(rng, 4, 3)
+		for j := range 4 {
+			w.Set(j, 0, float32(j+1)) // every row stored
+		}
+		compact.Weights = append(compact.Weights, w)
+	}
+	calibrated := &Model{
+		Learner: "perceptron", Sides: 1, K: 3, D: 3,
+		Classes:     []float32{1, 2, 3},
+		Multiclass:  true,
+		Weights:     []*sparsevec.Matrix{filled(rng, 3, 3)},
+		Calibration: &Calibration{Method: "platt", A: []float64{-1, -2, -3}, B: []float64{0.5, 0, -0.5}, Rows: 7, LogLoss: 0.75},
+	}
+	return map[string]*Model{"binary": bin, "double": double, "ovo": ovo, "kperceptron": kp, "multiclass": multi, "scaled": scaled,
+		"compact": compact, "calibrated": calibrated}
 }
 
 // diff returns "" if a and b are equal bit for bit (floats by their bits,
@@ -149,6 +175,23 @@ func diff(a, b *Model) string {
 	}
 	if x, y := a.Scale, b.Scale; x != nil && (x.Mode != y.Mode || !equalSlices(x.Index, y.Index) || !equalSlices(x.Shift, y.Shift) || !equalSlices(x.Div, y.Div)) {
 		return fmt.Sprintf("scaling %+v vs %+v", x, y)
+	}
+	if (a.Rows == nil) != (b.Rows == nil) || !equalSlices(a.Rows, b.Rows) {
+		return fmt.Sprintf("stored rows %v vs %v", a.Rows, b.Rows)
+	}
+	if (a.Hash == nil) != (b.Hash == nil) || (a.Hash != nil && *a.Hash != *b.Hash) {
+		return fmt.Sprintf("hashing %+v vs %+v", a.Hash, b.Hash)
+	}
+	if (a.Calibration == nil) != (b.Calibration == nil) {
+		return "calibration presence differs"
+	}
+	if x, y := a.Calibration, b.Calibration; x != nil {
+		same := func(a, b []float64) bool {
+			return slices.EqualFunc(a, b, func(u, v float64) bool { return f64(u) == f64(v) })
+		}
+		if x.Method != y.Method || !same(x.A, y.A) || !same(x.B, y.B) || x.Rows != y.Rows || f64(x.LogLoss) != f64(y.LogLoss) {
+			return fmt.Sprintf("calibration %+v vs %+v", x, y)
+		}
 	}
 	return ""
 }
@@ -300,14 +343,15 @@ func TestPreservesBits(t *testing.T) {
 	}
 }
 
-// TestGoldenBytes pins the format against an independent encoder written
-// from the layout in doc.go, field by field.
-func TestGoldenBytes(t *testing.T) {
-	w := sparsevec.NewMatrix(2, 2)
+// goldenModel is the model of TestGoldenBytes: D = 4 with feature row 2
+// all zero, so version 2 stores rows 0, 1 and 3.
+func goldenModel() *Model {
+	w := sparsevec.NewMatrix(4, 2)
 	w.Set(0, 1, 0.5)
 	w.Set(1, 0, -2)
-	m := &Model{
-		Learner: "cpm", Sides: 1, K: 2, D: 2,
+	w.Set(3, 1, 1)
+	return &Model{
+		Learner: "cpm", Sides: 1, K: 2, D: 4,
 		Lambda: 0.25, Entropy: 1, CostRatio: 2, Bias: 3, Seed: 9, Iterations: 11,
 		Classes: []float32{-1, 1},
 		Params:  map[string]string{"z": "1", "a": "22"},
@@ -315,52 +359,144 @@ func TestGoldenBytes(t *testing.T) {
 		Counts:  [][]uint64{{5, 6}},
 		Extra:   []Blob{{Name: "x", U32: []uint32{4}}},
 	}
-	le := binary.LittleEndian
-	var b []byte
-	str := func(s string) { b = append(le.AppendUint32(b, uint32(len(s))), s...) }
-	f32 := func(v float32) { b = le.AppendUint32(b, math.Float32bits(v)) }
-	f64 := func(v float64) { b = le.AppendUint64(b, math.Float64bits(v)) }
-	b = append(b, "CPMMODEL"...)
-	b = le.AppendUint32(b, 1)    // version
-	b = le.AppendUint32(b, 0b10) // flags: counts, not OvO
-	b = le.AppendUint32(b, 1)    // sides
-	b = le.AppendUint32(b, 2)    // K
-	b = le.AppendUint64(b, 2)    // D
-	f64(0.25)                    // lambda
-	f64(1)                       // entropy
-	f64(2)                       // cost ratio
-	f64(3)                       // bias
-	b = le.AppendUint64(b, 9)    // seed
-	b = le.AppendUint64(b, 11)   // iterations
-	if len(b) != 80 {
-		t.Fatalf("fixed header is %d bytes, doc says 80", len(b))
-	}
-	str("cpm")
-	b = le.AppendUint32(b, 2) // classes
-	f32(-1)
-	f32(1)
-	b = le.AppendUint32(b, 2) // params, sorted
-	str("a")
-	str("22")
-	str("z")
-	str("1")
-	b = le.AppendUint32(b, 1) // matrices
-	f32(0)                    // feature 0 face 0
-	f32(0.5)                  // feature 0 face 1
-	f32(-2)                   // feature 1 face 0
-	f32(0)                    // feature 1 face 1
-	b = le.AppendUint64(b, 5) // counts
-	b = le.AppendUint64(b, 6)
-	b = le.AppendUint32(b, 1) // blobs
-	str("x")
-	b = le.AppendUint64(b, 0) // f32
-	b = le.AppendUint64(b, 1) // u32
-	b = le.AppendUint32(b, 4)
-	b = le.AppendUint64(b, 0) // i64
-	b = le.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+}
 
-	if got := encodeT(t, m); !bytes.Equal(got, b) {
-		t.Fatalf("Write gives\n% x\nwant\n% x", got, b)
+// goldenEncoder appends the fields of the layout in doc.go.
+type goldenEncoder struct{ b []byte }
+
+func (e *goldenEncoder) u32(v uint32)  { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
+func (e *goldenEncoder) u64(v uint64)  { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
+func (e *goldenEncoder) f32(v float32) { e.u32(math.Float32bits(v)) }
+func (e *goldenEncoder) f64(v float64) { e.u64(math.Float64bits(v)) }
+func (e *goldenEncoder) str(s string)  { e.u32(uint32(len(s))); e.b = append(e.b, s...) }
+
+// head appends the fixed header, the learner, the classes and the params
+// of goldenModel in the given version, with the given flags.
+func (e *goldenEncoder) head(t *testing.T, version, flags uint32) {
+	e.b = append(e.b, "CPMMODEL"...)
+	e.u32(version)
+	e.u32(flags)
+	e.u32(1) // sides
+	e.u32(2) // K
+	e.u64(4) // D
+	e.f64(0.25)
+	e.f64(1)
+	e.f64(2)
+	e.f64(3)
+	e.u64(9)  // seed
+	e.u64(11) // iterations
+	if len(e.b) != 80 {
+		t.Fatalf("fixed header is %d bytes, doc says 80", len(e.b))
+	}
+	e.str("cpm")
+	e.u32(2) // classes
+	e.f32(-1)
+	e.f32(1)
+	e.u32(2) // params, sorted
+	e.str("a")
+	e.str("22")
+	e.str("z")
+	e.str("1")
+}
+
+// tail appends the counts and blobs of goldenModel.
+func (e *goldenEncoder) tail() {
+	e.u64(5) // counts
+	e.u64(6)
+	e.u32(1) // blobs
+	e.str("x")
+	e.u64(0) // f32
+	e.u64(1) // u32
+	e.u32(4)
+	e.u64(0) // i64
+}
+
+func (e *goldenEncoder) crc() []byte {
+	return binary.LittleEndian.AppendUint32(e.b, crc32.Checksum(e.b, crc32.MakeTable(crc32.Castagnoli)))
+}
+
+// TestGoldenBytes pins format version 2 against an independent encoder
+// written from the layout in doc.go, field by field.
+func TestGoldenBytes(t *testing.T) {
+	m := goldenModel()
+	m.Hash = &Hashing{Bits: 18, Seed: 7}
+	m.Calibration = &Calibration{Method: "platt", A: []float64{-1.5}, B: []float64{0.25}, Rows: 100, LogLoss: 0.3}
+	var e goldenEncoder
+	e.head(t, 2, 0b110_0010) // flags: counts, hash, calibration
+	e.u64(3)                 // stored rows
+	e.u32(0)
+	e.u32(1)
+	e.u32(3)
+	e.u32(1)  // matrices
+	e.f32(0)  // feature 0 face 0
+	e.f32(.5) // feature 0 face 1
+	e.f32(-2) // feature 1 face 0
+	e.f32(0)  // feature 1 face 1
+	e.f32(0)  // feature 3 face 0
+	e.f32(1)  // feature 3 face 1
+	e.tail()
+	e.u32(18) // hash bits
+	e.u32(7)  // hash seed
+	e.str("platt")
+	e.u32(1)
+	e.f64(-1.5)
+	e.f64(0.25)
+	e.u64(100)
+	e.f64(0.3)
+	want := e.crc()
+
+	got := encodeT(t, m)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("Write gives\n% x\nwant\n% x", got, want)
+	}
+	c := m.Compact()
+	if !slices.Equal(c.Rows, []uint32{0, 1, 3}) {
+		t.Fatalf("Compact rows %v, want [0 1 3]", c.Rows)
+	}
+	if b := encodeT(t, c); !bytes.Equal(b, want) {
+		t.Fatalf("the compact model encodes differently from the dense one")
+	}
+	if d := diff(m, c.Dense()); d != "" {
+		t.Fatalf("Dense(Compact(m)) differs from m: %s", d)
+	}
+}
+
+// TestReadVersion1 reads version-1 bytes built field by field from the
+// version-1 layout in doc.go (every feature row, no stored-row list), and
+// checks that Write turns the model into the version-2 bytes of the same
+// weights.
+func TestReadVersion1(t *testing.T) {
+	m := goldenModel()
+	var e goldenEncoder
+	e.head(t, 1, 0b10) // flags: counts
+	e.u32(1)           // matrices
+	for j := range 4 {
+		e.f32(m.Weights[0].At(j, 0))
+		e.f32(m.Weights[0].At(j, 1))
+	}
+	e.tail()
+	v1 := e.crc()
+	for how, read := range readers(v1) {
+		got, err := read()
+		if err != nil {
+			t.Fatalf("%s: %v", how, err)
+		}
+		if got.Rows != nil {
+			t.Fatalf("%s: a version-1 model reads compact", how)
+		}
+		if d := diff(m, got); d != "" {
+			t.Fatalf("%s: %s", how, d)
+		}
+		if !bytes.Equal(encodeT(t, got), encodeT(t, m)) {
+			t.Fatalf("%s: a version-1 model re-encodes differently", how)
+		}
+	}
+	// Version 1 knows neither hashing nor calibration.
+	for _, flag := range []uint32{flagHash, flagCalib} {
+		b := bytes.Clone(v1)
+		binary.LittleEndian.PutUint32(b[12:], 0b10|flag)
+		_, err := Read(bytes.NewReader(fixCRC(b)), "test.cpm")
+		checkFormatError(t, err, ErrCorrupt)
 	}
 }
 
@@ -409,6 +545,30 @@ func TestValidate(t *testing.T) {
 		{"scaling NaN shift", func(m *Model) {
 			m.Scale = &Scaling{Mode: "maxabs", Index: []uint32{2}, Shift: []float64{math.NaN()}, Div: []float64{1}}
 		}, "shift NaN"},
+		// binary is 4×3: Rows of length 4 keep the matrix shape.
+		{"rows empty", func(m *Model) { m.Rows = []uint32{} }, "0 stored feature rows"},
+		{"rows over D", func(m *Model) { m.Rows = []uint32{0, 1, 2, 3, 4} }, "5 stored feature rows"},
+		{"rows without 0", func(m *Model) { m.Rows = []uint32{1, 2, 3, 4} }, "start at 1"},
+		{"rows unsorted", func(m *Model) { m.D = 10; m.Rows = []uint32{0, 3, 2, 5} }, "not strictly ascending at 2: 3 then 2"},
+		{"rows beyond D", func(m *Model) { m.Rows = []uint32{0, 1, 2, 4} }, "row 4 is not below D = 4"},
+		{"rows and shape", func(m *Model) { m.D = 10; m.Rows = []uint32{0, 5} }, "is 4×3, want 2×3"},
+		{"hash 0 bits", func(m *Model) { m.Hash = &Hashing{} }, "0 bits"},
+		{"hash 32 bits", func(m *Model) { m.Hash = &Hashing{Bits: 32} }, "32 bits"},
+		{"calibration method", func(m *Model) { m.Calibration = &Calibration{Method: "isotonic", A: []float64{1}, B: []float64{1}} }, `method "isotonic"`},
+		{"calibration length", func(m *Model) { m.Calibration = &Calibration{Method: "platt", A: []float64{1, 2}, B: []float64{1, 2}} }, "want 1 of each"},
+		{"calibration ovo length", func(m *Model) {
+			m.Calibration = &Calibration{Method: "platt", A: []float64{1}, B: []float64{1}}
+			m.OvO, m.Classes, m.Weights = true, []float32{1, 2}, m.Weights[:1]
+		}, "want 2 of each"},
+		{"calibration NaN", func(m *Model) {
+			m.Calibration = &Calibration{Method: "platt", A: []float64{1}, B: []float64{math.NaN()}}
+		}, "want finite"},
+		{"calibration rows", func(m *Model) {
+			m.Calibration = &Calibration{Method: "platt", A: []float64{1}, B: []float64{1}, Rows: -1}
+		}, "-1 rows"},
+		{"calibration log-loss", func(m *Model) {
+			m.Calibration = &Calibration{Method: "platt", A: []float64{1}, B: []float64{1}, LogLoss: math.Inf(1)}
+		}, "log-loss +Inf"},
 	}
 	if err := testModels()["binary"].Validate(); err != nil {
 		t.Fatalf("valid model: %v", err)

@@ -58,6 +58,7 @@ type decoder struct {
 	in    binio.Decoder
 	name  string
 	limit int64 // memory limit of the weight sections, or <= 0 for none
+	file  int64 // bytes of the stored rows and weight sections, once read
 }
 
 // sized reports whether the input length is known.
@@ -193,10 +194,10 @@ func (d *decoder) model() (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if version != Version {
-		return nil, d.failAt(d.in.Offset()-4, ErrVersion, "file has format version %d, this build reads version %d", version, Version)
+	if version != 1 && version != Version {
+		return nil, d.failAt(d.in.Offset()-4, ErrVersion, "file has format version %d, this build reads versions 1 and %d", version, Version)
 	}
-	h, err := d.header()
+	h, err := d.header(version)
 	if err != nil {
 		return nil, err
 	}
@@ -207,6 +208,11 @@ func (d *decoder) model() (*Model, error) {
 	if err := d.params(m); err != nil {
 		return nil, err
 	}
+	if version >= 2 {
+		if err := d.rows(m); err != nil {
+			return nil, err
+		}
+	}
 	if err := d.weights(m, h.counts, h.steps); err != nil {
 		return nil, err
 	}
@@ -215,6 +221,16 @@ func (d *decoder) model() (*Model, error) {
 	}
 	if h.scale {
 		if err := d.scale(m); err != nil {
+			return nil, err
+		}
+	}
+	if h.hash {
+		if err := d.hash(m); err != nil {
+			return nil, err
+		}
+	}
+	if h.calib {
+		if err := d.calibration(m); err != nil {
 			return nil, err
 		}
 	}
@@ -236,6 +252,31 @@ func (d *decoder) model() (*Model, error) {
 	if err := m.validate(ErrCorrupt); err != nil {
 		return nil, d.wrap(err)
 	}
+	if version >= 2 {
+		return d.settle(m)
+	}
+	return m, nil
+}
+
+// settle checks that the stored rows of a version-2 model are the ones
+// Write stores (row 0 and the rows with a weight that is not +0), so that
+// the encoding stays canonical, and returns the model in the form Read
+// gives: dense (Rows nil) when every row is stored, or when the dense
+// matrices take at most twice the memory of the compact ones (and stay
+// within MemoryFactor and the caller's limit); else compact.
+func (d *decoder) settle(m *Model) (*Model, error) {
+	for r := 1; r < m.rowCount(); r++ {
+		if !m.rowNonzero(r) {
+			return nil, d.fail(ErrCorrupt, "feature row %d is stored with all its weights +0, which Write never stores", m.feature(r))
+		}
+	}
+	if m.Rows == nil {
+		return m, nil // every row is stored
+	}
+	dense := memoryBytes(int64(len(m.Weights)), m.D, m.K, m.Counts != nil, m.Steps != nil)
+	if dense <= 2*m.MemoryBytes() && dense <= MemoryFactor*d.file+MemorySlack && (d.limit <= 0 || dense <= d.limit) {
+		return m.Dense(), nil
+	}
 	return m, nil
 }
 
@@ -244,10 +285,13 @@ type header struct {
 	counts bool
 	steps  bool
 	scale  bool
+	hash   bool
+	calib  bool
 }
 
-// header reads the fixed header, the learner name and the classes.
-func (d *decoder) header() (header, error) {
+// header reads the fixed header, the learner name and the classes of a
+// file of the given format version.
+func (d *decoder) header(version uint32) (header, error) {
 	var h header
 	m := &Model{}
 	h.m = m
@@ -255,14 +299,20 @@ func (d *decoder) header() (header, error) {
 	if err != nil {
 		return h, err
 	}
-	if flags&^flagsKnown != 0 {
-		return h, d.failAt(d.in.Offset()-4, ErrCorrupt, "unknown flag bits %#x", flags&^flagsKnown)
+	known := uint32(flagsKnown)
+	if version == 1 {
+		known = flagsKnownV1
+	}
+	if flags&^known != 0 {
+		return h, d.failAt(d.in.Offset()-4, ErrCorrupt, "unknown flag bits %#x", flags&^known)
 	}
 	m.OvO = flags&flagOvO != 0
 	m.Multiclass = flags&flagMulti != 0
 	h.counts = flags&flagCounts != 0
 	h.steps = flags&flagSteps != 0
 	h.scale = flags&flagScale != 0
+	h.hash = flags&flagHash != 0
+	h.calib = flags&flagCalib != 0
 
 	// Each size is checked against its cap before it is converted to int.
 	sides, err := d.u32("sides")
@@ -359,8 +409,34 @@ func (d *decoder) params(m *Model) error {
 	return d.wrap(m.checkParams(ErrCorrupt))
 }
 
+// rows reads the stored feature rows of a version-2 file into m.Rows.
+func (d *decoder) rows(m *Model) error {
+	at := d.in.Offset()
+	n, err := d.u64("stored row count")
+	if err != nil {
+		return err
+	}
+	if n < 1 || n > uint64(m.D) {
+		return d.failAt(at, ErrCorrupt, "%d stored feature rows, want 1 to D = %d", n, m.D)
+	}
+	// 4 bytes per row, then the matrix count and the checksum.
+	if err := d.need(n*4+8, "stored feature rows"); err != nil {
+		return err
+	}
+	if m.Rows, err = array(d, n, 4, binio.DecU32, "stored feature rows"); err != nil {
+		return err
+	}
+	if err := m.checkRows(ErrCorrupt); err != nil {
+		return d.wrapAt(at, err)
+	}
+	if n == uint64(m.D) {
+		m.Rows = nil // every row is stored: the matrices are dense
+	}
+	return nil
+}
+
 // weights reads the matrix count, the matrices and, if present, the counts
-// and the steps.
+// and the steps. Each matrix has the rows m.Rows lists, or D without it.
 func (d *decoder) weights(m *Model, counts, steps bool) error {
 	n, err := d.u32("matrix count")
 	if err != nil {
@@ -369,9 +445,10 @@ func (d *decoder) weights(m *Model, counts, steps bool) error {
 	if want := m.matrices(); int64(n) != want {
 		return d.failAt(d.in.Offset()-4, ErrCorrupt, "%d weight matrices, header calls for %d", n, want)
 	}
-	dk := uint64(m.D) * uint64(m.K) // < 2^48
+	rows := m.rowCount()
+	dk := uint64(rows) * uint64(m.K) // < 2^48
 	if !fits(int64(n), int64(dk), maxWeights) {
-		return d.fail(ErrCorrupt, "%d×%d×%d weights, more than %d", n, m.D, m.K, maxWeights)
+		return d.fail(ErrCorrupt, "%d×%d×%d weights, more than %d", n, rows, m.K, maxWeights)
 	}
 	total := uint64(n) * dk * 4
 	if counts {
@@ -380,15 +457,19 @@ func (d *decoder) weights(m *Model, counts, steps bool) error {
 	if steps {
 		total += uint64(n) * 8
 	}
-	mem := memoryBytes(int64(n), m.D, m.K, counts, steps)
-	if mem > MemoryFactor*int64(total)+MemorySlack {
-		return d.failAt(d.in.Offset()-4, ErrTooLarge, "%d weight matrices of %d×%d would take %d bytes of memory, more than %d times their %d bytes in the file (plus %d)", n, m.D, m.K, mem, MemoryFactor, total, MemorySlack)
+	mem := shapeMemory(int64(n), m.D, m.K, m.Rows, counts, steps)
+	if m.Rows != nil { // the stored rows, read already
+		total += 4 * uint64(len(m.Rows))
 	}
-	if err := d.need(total+8, "weights"); err != nil { // +8: blob count and checksum
+	d.file = int64(total)
+	if mem > MemoryFactor*int64(total)+MemorySlack {
+		return d.failAt(d.in.Offset()-4, ErrTooLarge, "%d weight matrices of %d×%d would take %d bytes of memory, more than %d times their %d bytes in the file (plus %d)", n, rows, m.K, mem, MemoryFactor, total, MemorySlack)
+	}
+	if err := d.need(total-4*uint64(len(m.Rows))+8, "weights"); err != nil { // +8: blob count and checksum
 		return err
 	}
 	if d.limit > 0 && mem > d.limit {
-		return d.failAt(d.in.Offset()-4, ErrTooLarge, "%d weight matrices of %d×%d would take %d bytes of memory, more than the limit of %d: %w", n, m.D, m.K, mem, d.limit, ErrMemoryLimit)
+		return d.failAt(d.in.Offset()-4, ErrTooLarge, "%d weight matrices of %d×%d would take %d bytes of memory, more than the limit of %d: %w", n, rows, m.K, mem, d.limit, ErrMemoryLimit)
 	}
 	c := min(int(n), 1024)
 	if d.sized() {
@@ -396,7 +477,7 @@ func (d *decoder) weights(m *Model, counts, steps bool) error {
 	}
 	m.Weights = make([]*sparsevec.Matrix, 0, c)
 	for i := range int(n) {
-		w, err := d.matrix(m.D, m.K, i)
+		w, err := d.matrix(rows, m.K, i, m.Rows != nil)
 		if err != nil {
 			return err
 		}
@@ -427,15 +508,19 @@ func (d *decoder) weights(m *Model, counts, steps bool) error {
 	return nil
 }
 
-// matrix reads one D×K matrix of feature-major float32 into a padded
-// sparsevec.Matrix. When the input length is unknown, Data grows as rows
+// matrix reads one rows×K matrix of feature-major float32 into a padded
+// sparsevec.Matrix; a compact one gets room for the zero row of
+// ScoringWeights. When the input length is unknown, Data grows as rows
 // arrive.
-func (d *decoder) matrix(rows, k, i int) (*sparsevec.Matrix, error) {
+func (d *decoder) matrix(rows, k, i int, compact bool) (*sparsevec.Matrix, error) {
 	stride := sparsevec.StrideFor(k)
 	w := &sparsevec.Matrix{D: rows, K: k, Stride: stride}
-	full := rows * stride
+	full, room := rows*stride, rows*stride
+	if compact {
+		room += stride
+	}
 	if d.sized() {
-		w.Data = make([]float32, full) // the bytes are known to be present
+		w.Data = make([]float32, full, room) // the bytes are known to be present
 	}
 	j, f := 0, 0 // next feature row and face to fill
 	what := fmt.Sprintf("weight matrix %d", i)
@@ -446,7 +531,7 @@ func (d *decoder) matrix(rows, k, i int) (*sparsevec.Matrix, error) {
 			return nil, err
 		}
 		last := j + (f+c-1)/k // row of the last element of this chunk
-		w.Data = binio.GrowTo(w.Data, (last+1)*stride, full)
+		w.Data = binio.GrowTo(w.Data, (last+1)*stride, room)
 		for len(b) > 0 {
 			n := min(k-f, len(b)/4)
 			at := j*stride + f
@@ -545,4 +630,58 @@ func (d *decoder) scale(m *Model) error {
 	}
 	m.Scale = s
 	return d.wrapAt(at, m.checkScale(ErrCorrupt))
+}
+
+// hash reads the feature hashing section.
+func (d *decoder) hash(m *Model) error {
+	at := d.in.Offset()
+	bits, err := d.u32("hashing bits")
+	if err != nil {
+		return err
+	}
+	seed, err := d.u32("hashing seed")
+	if err != nil {
+		return err
+	}
+	if bits < 1 || bits > MaxHashBits {
+		return d.failAt(at, ErrCorrupt, "feature hashing with %d bits, want 1 to %d", bits, MaxHashBits)
+	}
+	m.Hash = &Hashing{Bits: int(bits), Seed: seed}
+	return nil
+}
+
+// calibration reads the calibration section.
+func (d *decoder) calibration(m *Model) error {
+	c := &Calibration{}
+	var err error
+	if c.Method, err = d.str(maxName, "calibration method"); err != nil {
+		return err
+	}
+	n, err := d.u32("calibration length")
+	if err != nil {
+		return err
+	}
+	if n > maxClasses {
+		return d.fail(ErrCorrupt, "calibration of %d scores, more than %d", n, maxClasses)
+	}
+	// 16 bytes per score, rows, log-loss and the checksum.
+	if err := d.need(uint64(n)*16+20, "calibration"); err != nil {
+		return err
+	}
+	if c.A, err = array(d, uint64(n), 8, binio.DecF64, "calibration slopes"); err != nil {
+		return err
+	}
+	if c.B, err = array(d, uint64(n), 8, binio.DecF64, "calibration offsets"); err != nil {
+		return err
+	}
+	rows, err := d.u64("calibration rows")
+	if err != nil {
+		return err
+	}
+	c.Rows = int64(rows)
+	if c.LogLoss, err = d.f64("calibration log-loss"); err != nil {
+		return err
+	}
+	m.Calibration = c // checked with the whole model, after the checksum
+	return nil
 }

@@ -85,12 +85,14 @@ func TestFlippedByteEverywhere(t *testing.T) {
 func TestFlippedWeight(t *testing.T) {
 	m := testModels()["binary"]
 	b := encodeT(t, m)
-	// Start of the weights: fixed header, learner, classes, params, count.
-	start := 80 + 4 + len(m.Learner) + 4 + 4*len(m.Classes) + 4 + 4
+	// Start of the weights: fixed header, learner, classes, params, stored
+	// rows, count.
+	rows := len(m.storedRows())
+	start := 80 + 4 + len(m.Learner) + 4 + 4*len(m.Classes) + 4 + 8 + 4*rows + 4
 	for k, v := range m.Params {
 		start += 8 + len(k) + len(v)
 	}
-	for i := start; i < start+4*m.D*m.K; i++ {
+	for i := start; i < start+4*rows*m.K; i++ {
 		c := bytes.Clone(b)
 		c[i] ^= 0xff
 		_, err := Read(bytes.NewReader(c), "test.cpm")
@@ -116,7 +118,7 @@ func TestRefusals(t *testing.T) {
 		{"short garbage", func() []byte { return []byte("XY") }, ErrNotModel, "not a cpm model file"},
 		{"libsvm text", func() []byte { return []byte("+1 1:0.5 3:1\n-1 2:1\n") }, ErrNotModel, "not a cpm model file"},
 		{"wrong magic", func() []byte { b := valid(); b[7] = 'X'; return b }, ErrNotModel, `"CPMMODEX"`},
-		{"future version", func() []byte { b := valid(); b[8] = 2; return b }, ErrVersion, "file has format version 2, this build reads version 1"},
+		{"future version", func() []byte { b := valid(); b[8] = 3; return b }, ErrVersion, "file has format version 3, this build reads versions 1 and 2"},
 		{"version 0", func() []byte { b := valid(); b[8] = 0; return b }, ErrVersion, "version 0"},
 		{"unknown flag", func() []byte { b := valid(); b[12] |= 0x80; return fixCRC(b) }, ErrCorrupt, "unknown flag bits 0x80"},
 		{"sides 0", func() []byte { b := valid(); b[16] = 0; return fixCRC(b) }, ErrCorrupt, "sides = 0"},
@@ -139,7 +141,7 @@ func TestRefusals(t *testing.T) {
 		{"matrix count", func() []byte {
 			m := testModels()["binary"]
 			b := encodeT(t, m)
-			at := 80 + 4 + 3 + 4 + 8 + 4 + 8 + len("epochs") + len("3")
+			at := 80 + 4 + 3 + 4 + 8 + 4 + 8 + len("epochs") + len("3") + 8 + 4*len(m.storedRows())
 			b[at] = 2
 			return fixCRC(b)
 		}, ErrCorrupt, "2 weight matrices, header calls for 1"},
@@ -157,6 +159,31 @@ func TestRefusals(t *testing.T) {
 			return fixCRC(b)
 		}, ErrCorrupt, "outer label == inner label"},
 		{"learner name", func() []byte { b := valid(); b[84] = ' '; return fixCRC(b) }, ErrCorrupt, "learner name"},
+		{"zero row stored", func() []byte { return storeZeroRow(t, testModels()["compact"], 2) }, ErrCorrupt, "feature row 17 is stored with all its weights +0"},
+		{"rows unsorted", func() []byte {
+			b := encodeT(t, testModels()["compact"])
+			i := bytes.Index(b, u32s(nil, 5, 17))
+			copy(b[i:], u32s(nil, 17, 5))
+			return fixCRC(b)
+		}, ErrCorrupt, "not strictly ascending"},
+		{"rows without 0", func() []byte {
+			b := encodeT(t, testModels()["compact"])
+			i := bytes.Index(b, u32s(nil, 0, 5, 17))
+			copy(b[i:], u32s(nil, 1))
+			return fixCRC(b)
+		}, ErrCorrupt, "start at 1"},
+		{"row beyond D", func() []byte {
+			b := encodeT(t, testModels()["compact"])
+			i := bytes.Index(b, u32s(nil, 17, 999))
+			copy(b[i+4:], u32s(nil, 1000))
+			return fixCRC(b)
+		}, ErrCorrupt, "not below D = 1000"},
+		{"hash bits", func() []byte {
+			b := encodeT(t, testModels()["compact"])
+			i := bytes.Index(b, u32s(nil, 9, 0xdeadbeef))
+			copy(b[i:], u32s(nil, 32))
+			return fixCRC(b)
+		}, ErrCorrupt, "32 bits"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -176,10 +203,13 @@ func TestRefusals(t *testing.T) {
 
 // craft returns the first bytes of a version 1 file with the given header
 // fields and learner "cpm"; callers append the rest.
-func craft(flags, sides, k uint32, d uint64) []byte {
+func craft(flags, sides, k uint32, d uint64) []byte { return craftV(1, flags, sides, k, d) }
+
+// craftV is craft of a file of the given format version.
+func craftV(version, flags, sides, k uint32, d uint64) []byte {
 	le := binary.LittleEndian
 	b := append([]byte(magic), make([]byte, 72)...)
-	le.PutUint32(b[8:], Version)
+	le.PutUint32(b[8:], version)
 	le.PutUint32(b[12:], flags)
 	le.PutUint32(b[16:], sides)
 	le.PutUint32(b[20:], k)
@@ -240,6 +270,13 @@ func TestLyingSizes(t *testing.T) {
 		{"blobs 4096", pad(u32s(bytes.Clone(withWeight), 4096), 128), ErrTruncated, nil},
 		{"blob 2^36", pad(u64(str(u32s(bytes.Clone(withWeight), 1), "a"), 1<<36), 256), ErrTruncated, nil},
 		{"blob over cap", pad(u64(str(u32s(bytes.Clone(withWeight), 1), "a"), 1<<36+1), 256), ErrCorrupt, nil},
+		// Version 2: the stored rows.
+		{"v2 rows 2^32", pad(u64(u32s(craftV(2, 0, 1, 1, 1<<32), 2, minus, one, 0), 1<<32), 128), ErrTruncated, nil},
+		{"v2 rows over D", pad(u64(u32s(craftV(2, 0, 1, 1, 1<<20), 2, minus, one, 0), 1<<20+1), 128), ErrCorrupt, nil},
+		{"v2 no rows", pad(u64(u32s(craftV(2, 0, 1, 1, 1<<20), 2, minus, one, 0), 0), 128), ErrCorrupt, nil},
+		{"v2 weights of 2^20 rows", pad(u32s(u64(u32s(craftV(2, 0, 1, 8, 1<<20), 2, minus, one, 0), 1), 0, 1), 128), ErrTruncated, nil},
+		{"v2 calibration 2^16", pad(u32s(str(u32s(v2Bin(flagCalib), 0), "platt"), 1<<16), 128), ErrTruncated, nil},
+		{"v2 calibration over cap", pad(u32s(str(u32s(v2Bin(flagCalib), 0), "platt"), 1<<16+1), 128), ErrCorrupt, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -258,6 +295,12 @@ func TestLyingSizes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// v2Bin is a version-2 binary 1×1 model with the given flags up to its
+// blob count: one stored row, the weight 1.
+func v2Bin(flags uint32) []byte {
+	return u32s(u64(u32s(craftV(2, flags, 1, 1, 1), 2, math.Float32bits(-1), math.Float32bits(1), 0), 1), 0, 1, math.Float32bits(1))
 }
 
 // TestStreamMemory checks that a streamed model with a lying D holds memory
@@ -294,7 +337,8 @@ func TestReadIOError(t *testing.T) {
 // TestReadAllocs pins the allocations of reading a small model: the decoder
 // and its buffer, the Model, one per string and array, and three per matrix
 // (struct, Data, the section name kept for error messages); none per
-// weight. The "double" model has two matrices and counts: 18.
+// weight. The "double" model has two matrices, counts and the stored rows
+// of version 2: 19.
 func TestReadAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector changes allocation counts")
@@ -305,7 +349,7 @@ func TestReadAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if allocs > 18 {
-		t.Errorf("Read made %v allocations, want <= 18", allocs)
+	if allocs > 19 {
+		t.Errorf("Read made %v allocations, want <= 19", allocs)
 	}
 }

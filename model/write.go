@@ -19,7 +19,11 @@ const (
 	flagMulti  = 1 << 2
 	flagSteps  = 1 << 3
 	flagScale  = 1 << 4
-	flagsKnown = flagOvO | flagCounts | flagMulti | flagSteps | flagScale
+	flagHash   = 1 << 5 // version 2
+	flagCalib  = 1 << 6 // version 2
+
+	flagsKnownV1 = flagOvO | flagCounts | flagMulti | flagSteps | flagScale
+	flagsKnown   = flagsKnownV1 | flagHash | flagCalib
 )
 
 // chunkSize is the unit of buffered I/O: Write flushes about this many bytes
@@ -152,6 +156,12 @@ func encode(w io.Writer, m *Model) error {
 	if m.Scale != nil {
 		flags |= flagScale
 	}
+	if m.Hash != nil {
+		flags |= flagHash
+	}
+	if m.Calibration != nil {
+		flags |= flagCalib
+	}
 	e.u32(flags)
 	e.u32(uint32(m.Sides))
 	e.u32(uint32(m.K))
@@ -173,10 +183,20 @@ func encode(w io.Writer, m *Model) error {
 		e.str(m.Params[k])
 	}
 
+	stored := m.storedRows()
+	e.u64(uint64(len(stored)))
+	for keep := stored; len(keep) > 0; {
+		n := min(len(keep), chunkSize/4)
+		for _, r := range keep[:n] {
+			e.u32(m.feature(int(r)))
+		}
+		keep = keep[n:]
+		e.maybeFlush()
+	}
 	e.u32(uint32(len(m.Weights)))
 	for _, mat := range m.Weights {
-		for j := range mat.D {
-			e.f32s(mat.Data[j*mat.Stride : j*mat.Stride+mat.K])
+		for _, r := range stored {
+			e.f32s(mat.Data[int(r)*mat.Stride : int(r)*mat.Stride+mat.K])
 		}
 	}
 	for _, c := range m.Counts {
@@ -200,6 +220,18 @@ func encode(w io.Writer, m *Model) error {
 		e.u32s(s.Index)
 		e.f64s(s.Shift)
 		e.f64s(s.Div)
+	}
+	if h := m.Hash; h != nil {
+		e.u32(uint32(h.Bits))
+		e.u32(h.Seed)
+	}
+	if c := m.Calibration; c != nil {
+		e.str(c.Method)
+		e.u32(uint32(len(c.A)))
+		e.f64s(c.A)
+		e.f64s(c.B)
+		e.u64(uint64(c.Rows))
+		e.f64(c.LogLoss)
 	}
 	e.flush()
 	e.buf = binary.LittleEndian.AppendUint32(e.buf, e.crc)

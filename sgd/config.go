@@ -64,7 +64,8 @@ type Config struct {
 	MaxMemory int64
 
 	// Init, if set, warm-starts training from a CPM model: polytope i
-	// starts from Init.Weights[i] (feature rows beyond Init.D start at 0)
+	// starts from Init.Weights[i] (feature rows beyond Init.D start at 0;
+	// a compact Init, model.Model.Rows set, is made dense first)
 	// and its Pegasos step counter continues from Init.StepsOf(i), so the
 	// first step is t0+1 with shrink 1 - 1/(t0+1), not t = 1, whose shrink
 	// 1 - η_1·λ = 0 would erase the weights. Init must be a valid CPM model
@@ -125,6 +126,9 @@ func (c Config) withDefaults() (Config, error) {
 	c.Workers = cmp.Or(c.Workers, runtime.GOMAXPROCS(0))
 	c.ProgressEvery = cmp.Or(c.ProgressEvery, 1<<20)
 	c.Lambda = cmp.Or(c.Lambda, 1/(c.C*float64(c.Iterations)))
+	if c.Init != nil {
+		c.Init = c.Init.Dense() // training continues every feature row
+	}
 	if c.Valid.Data != nil && c.Valid.Every == 0 {
 		c.Valid.Every = c.ProgressEvery
 	}

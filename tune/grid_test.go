@@ -104,7 +104,7 @@ func TestGridErrors(t *testing.T) {
 	}{
 		{"empty grid", "cpm", "  ", nil, "no axes"},
 		{"no equals", "cpm", "C", nil, "want name=values"},
-		{"unknown flag", "cpm", "gamma=1", nil, "cpm reads no flag \"gamma\"; its flags that take a number: k, iterations, C, lambda, entropy, cost_ratio, workers, bias"},
+		{"unknown flag", "cpm", "gamma=1", nil, "cpm reads no flag \"gamma\"; its flags that take a number: hash-bits, k, iterations, C, lambda, entropy, cost_ratio, workers, bias"},
 		{"not a flag at all", "cpm", "nope=1", nil, "reads no flag"},
 		{"bool flag", "cpm", "reshuffle=1", nil, "is a bool flag"},
 		{"duplicate axis", "cpm", "C=1 c=2", nil, "C is given twice"},

@@ -5,46 +5,9 @@ import (
 	"math"
 	"slices"
 	"testing"
-)
 
-// TestMurmur3 pins MurmurHash3_x86_32 against published known answers:
-// the seed-0 vectors and seeded ones widely quoted from SMHasher's
-// reference implementation, and scikit-learn's own test
-// (sklearn/utils/tests/test_murmurhash.py: murmurhash3_32("foo", 0) is
-// -156908512, with seed 42 it is -1322301282). All were also checked with
-// sklearn.utils.murmurhash3_32 (scikit-learn 1.2.1, Debian's python3-sklearn).
-func TestMurmur3(t *testing.T) {
-	for _, c := range []struct {
-		key  string
-		seed uint32
-		want uint32
-	}{
-		{"", 0, 0},
-		{"", 1, 0x514e28b7},
-		{"", 0xffffffff, 0x81f16f39},
-		{"\x00", 0, 0x514e28b7},
-		{"\x00\x00", 0, 0x30f4c306},
-		{"\x00\x00\x00", 0, 0x85f0b427},
-		{"\x00\x00\x00\x00", 0, 0x2362f9de},
-		{"\x21", 0, 0x72661cf4},
-		{"\x21\x43", 0, 0xa0f7b07a},
-		{"\x21\x43\x65", 0, 0x7e4a8634},
-		{"\x21\x43\x65\x87", 0, 0xf55b516b},
-		{"\x21\x43\x65\x87", 0x5082edee, 0x2362f9de},
-		{"\xff\xff\xff\xff", 0, 0x76293b50},
-		{"aaaa", 0x9747b28c, 0x5a97808a},
-		{"abc", 0x9747b28c, 0xc84a62dd},
-		{"Hello, world!", 0x9747b28c, 0x24884cba},
-		{"Hello, world!", 1234, 0xfaf6cdb3},
-		{"The quick brown fox jumps over the lazy dog", 0, 0x2e4ff723},
-		{"foo", 0, uint32(0xf6a5c420)},  // int32 -156908512
-		{"foo", 42, uint32(0xb12f489e)}, // int32 -1322301282
-	} {
-		if got := murmur3x86_32([]byte(c.key), c.seed); got != c.want {
-			t.Errorf("murmur3(%q, %#x) = %#08x, want %#08x", c.key, c.seed, got, c.want)
-		}
-	}
-}
+	"github.com/polyhedral/cpm/featurehash"
+)
 
 func TestTokens(t *testing.T) {
 	for _, c := range []struct {
@@ -78,7 +41,7 @@ func TestRow(t *testing.T) {
 	got := v.row(nil, text)
 	want := map[int]float64{}
 	for _, tok := range []string{"the", "cat", "and", "the", "dog", "the", "end"} {
-		h := int32(murmur3x86_32([]byte(tok), 0))
+		h := int32(featurehash.Murmur3([]byte(tok), 0))
 		j := int(math.Abs(float64(h))) % (1 << 18)
 		if h >= 0 {
 			want[j]++

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/polyhedral/cpm/featurehash"
 )
 
 // isWord reports whether r is a word character in the sense of Python's
@@ -62,7 +64,7 @@ func newVectorizer(n int) *vectorizer {
 
 // hashToken returns the column of tok and the sign of its count.
 func (v *vectorizer) hashToken(tok string) (int, float64) {
-	return column(int32(murmur3x86_32([]byte(tok), 0)), v.n)
+	return column(int32(featurehash.Murmur3([]byte(tok), 0)), v.n)
 }
 
 // column maps a token's hash h, MurmurHash3 with seed 0 read as int32, to

@@ -12,10 +12,8 @@ import (
 
 // A model trained with --calibrate answers predict --proba and eval's
 // log-loss after the trip through the model file, binary and multiclass,
-// and the log-loss eval reports is the one train -c reported. It needs
-// the model format that stores Calibration.
+// and the log-loss eval reports is the one train -c reported.
 func TestCalibratedModelFile(t *testing.T) {
-	t.Skip("enable once the model file stores Calibration")
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		data  string

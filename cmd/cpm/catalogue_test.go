@@ -29,6 +29,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/reader/columnar"
 	"github.com/polyhedral/cpm/reader/rowcache"
@@ -468,10 +469,27 @@ func TestCatalogueLyingHeaders(t *testing.T) {
 	}
 	le := binary.LittleEndian
 	modelBytes := fx.read(t, fx.model)
-	lyingModel := func(k uint32, d uint64) []byte {
+	// The stored row count (format version 2) precedes the stored rows,
+	// the first of which is row 0.
+	mm, err := model.Load(fx.model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := len(mm.Compact().Rows)
+	if stored == 0 {
+		stored = mm.D
+	}
+	rowsAt := bytes.Index(modelBytes, le.AppendUint32(le.AppendUint64(nil, uint64(stored)), 0))
+	if rowsAt < 0 {
+		t.Fatal("stored row count not found")
+	}
+	lyingModel := func(k uint32, d, rows uint64) []byte {
 		b := bytes.Clone(modelBytes)
 		le.PutUint32(b[20:], k) // after magic, version, flags, sides
 		le.PutUint64(b[24:], d)
+		if rows > 0 {
+			le.PutUint64(b[rowsAt:], rows)
+		}
 		return b
 	}
 	for _, c := range []struct {
@@ -480,11 +498,13 @@ func TestCatalogueLyingHeaders(t *testing.T) {
 		stdin bool // give the model on standard input (size unknown)
 		want  string
 	}{
-		{"model-KxD-beyond-cap", lyingModel(1<<16, 1<<32), false, "weights, more than"},
-		{"model-KxD-beyond-file", lyingModel(1<<12, 1<<24), false, "truncated"},
-		// Its length unknown, the header's 256 GiB of weights are refused
-		// by the default --max-memory before any weight is read.
-		{"model-KxD-stream", lyingModel(1<<12, 1<<24), true, "too large for memory"},
+		// The weights of the stored rows for K = 2^12 faces are missing.
+		{"model-KxD-beyond-file", lyingModel(1<<12, 1<<24, 0), false, "truncated"},
+		// 2^32 stored rows (16 GiB of indices) in a file of a few KB.
+		{"model-rows-beyond-file", lyingModel(1<<16, 1<<32, 1<<32), false, "truncated"},
+		// Its length unknown, the stored rows are read as they arrive and
+		// end with the input.
+		{"model-rows-stream", lyingModel(1<<16, 1<<32, 1<<32), true, "truncated"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := fx.write(t, c.name+".model", c.data)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/polyhedral/cpm/featurehash"
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/reader"
@@ -44,10 +45,14 @@ type inspection struct {
 	FaceRule   string            `json:"face_rule"`
 	Data       string            `json:"data,omitempty"`
 	Rows       int64             `json:"rows,omitempty"`
-	Scale      string            `json:"scale,omitempty"` // the model's scaling; its weights are in the scaled space
+	Scale      string            `json:"scale,omitempty"`       // the model's scaling; its weights are in the scaled space
+	HashBits   int               `json:"hash_bits,omitempty"`   // the model's feature hashing: 2^B hashed rows
+	HashSeed   uint32            `json:"hash_seed,omitempty"`   // its murmur3 seed
+	StoredRows int               `json:"stored_rows,omitempty"` // a compact model's stored weight rows (bias row included)
 	Polytopes  []inspectPolytope `json:"polytopes"`
 	desc       *learner.Description
 	scaler     *scale.Scaler
+	hasher     *featurehash.Hasher
 }
 
 // inspectPolytope is one weight matrix: a CPM polytope, or the hyperplanes
@@ -165,6 +170,15 @@ func inspectModel(ctx context.Context, m *model.Model, top int) (*inspection, er
 	if m.Scale != nil {
 		in.Scale = m.Scale.Mode
 	}
+	if m.Hash != nil {
+		in.HashBits, in.HashSeed = m.Hash.Bits, m.Hash.Seed
+		if in.hasher, err = featurehash.New(m.Hash.Bits, m.Hash.Seed); err != nil {
+			return nil, err
+		}
+	}
+	if m.Rows != nil {
+		in.StoredRows = len(m.Rows)
+	}
 	switch {
 	case m.OvO:
 		in.Form = "one-vs-one"
@@ -198,7 +212,7 @@ func inspectModel(ctx context.Context, m *model.Model, top int) (*inspection, er
 			if m.Counts != nil {
 				f.Stored = &m.Counts[i][k]
 			}
-			f.Top = topFeatures(w, k, top)
+			f.Top = topFeatures(m, w, k, top)
 			p.Faces = append(p.Faces, f)
 		}
 		p.count()
@@ -217,10 +231,10 @@ func (p *inspectPolytope) count() {
 	}
 }
 
-// topFeatures returns the n feature rows (not the bias row) of face k with
-// the largest absolute weights, zeros left out; ties go to the smaller
-// index.
-func topFeatures(w *sparsevec.Matrix, k, n int) []featureWeights {
+// topFeatures returns the n feature rows (not the bias row) of face k of
+// w, a weight matrix of m, with the largest absolute weights, zeros left
+// out, by feature index; ties go to the smaller index.
+func topFeatures(m *model.Model, w *sparsevec.Matrix, k, n int) []featureWeights {
 	if n == 0 {
 		return nil
 	}
@@ -236,7 +250,7 @@ func topFeatures(w *sparsevec.Matrix, k, n int) []featureWeights {
 		for i < len(top) && abs32(top[i].Weight) == abs32(v) {
 			i++
 		}
-		top = slices.Insert(top, i, featureWeights{Index: j, Weight: v})
+		top = slices.Insert(top, i, featureWeights{Index: int(m.Feature(j)), Weight: v})
 		if len(top) > n {
 			top = top[:n]
 		}
@@ -268,6 +282,14 @@ func (in *inspection) assign(ctx context.Context, m *model.Model, path string, o
 	}
 	bias := float32(m.Bias)
 	var scaled scale.Row
+	var hashed featurehash.Row
+	// A compact model scores rows mapped into its stored rows and a zero
+	// row, as its predictors do.
+	weights, rm := m.ScoringWeights(), m.RowMap()
+	var cidx []uint32
+	var cval []float32
+	liftRow, lifted := m.RowOf(uint32(in.desc.LiftIndex))
+	lifted = lifted && in.desc.LiftIndex > 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -282,6 +304,9 @@ func (in *inspection) assign(ctx context.Context, m *model.Model, path string, o
 		for r := 0; r < b.Rows(); r++ {
 			in.Rows++
 			x := b.Row(r)
+			if in.hasher != nil {
+				x = hashed.Hash(in.hasher, x)
+			}
 			if in.scaler != nil {
 				x = scaled.Scale(in.scaler, x)
 			}
@@ -292,7 +317,11 @@ func (in *inspection) assign(ctx context.Context, m *model.Model, path string, o
 					z += v * v
 				}
 			}
-			for i, w := range m.Weights {
+			if rm != nil {
+				cidx, cval = rm.AppendRow(cidx[:0], cval[:0], x)
+				x = sparsevec.Vector{Idx: cidx, Val: cval}
+			}
+			for i, w := range weights {
 				if m.OvO {
 					if pr := in.Pairs[i/m.Sides]; b.Labels[r] != pr[0] && b.Labels[r] != pr[1] {
 						continue
@@ -301,8 +330,8 @@ func (in *inspection) assign(ctx context.Context, m *model.Model, path string, o
 				w.Scores(raw, x)
 				row0 := w.Row(0)
 				var lift []float32
-				if in.desc.LiftIndex > 0 {
-					lift = w.Row(in.desc.LiftIndex)
+				if lifted {
+					lift = w.Row(liftRow)
 				}
 				best := 0
 				for k := range m.K {
@@ -364,8 +393,14 @@ func (in *inspection) printHeader(w io.Writer) {
 		fmt.Fprintf(w, ", lifted feature %s at row %d", in.Lift, in.desc.LiftIndex)
 	}
 	fmt.Fprintf(w, "); bias value %g\n", in.Bias)
+	if in.hasher != nil {
+		fmt.Fprintf(w, "hashing   %d bits, seed %d: feature j is row 1 + (murmur3(j) mod 2^%d) (colliding features summed); the feature indices below are hashed rows\n", in.HashBits, in.HashSeed, in.HashBits)
+	}
 	if in.scaler != nil {
 		fmt.Fprintf(w, "scaling   %s on %d features: the weights below are in the scaled space x' = (x - shift)/div (cpm export --raw-space folds it into them)\n", in.Scale, in.scaler.Features())
+	}
+	if in.StoredRows > 0 {
+		fmt.Fprintf(w, "stored    %d of the %d weight rows (the others are 0)\n", in.StoredRows, in.D)
 	}
 	fmt.Fprintf(w, "classes   %s\n", in.classText())
 	fmt.Fprintf(w, "sides     %d\n", in.Sides)

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/sparsevec"
 )
 
 // TestMaxMemory checks the memory budgets of the command line: a 4-line
@@ -41,10 +44,21 @@ func TestMaxMemory(t *testing.T) {
 	if err := os.Symlink("/dev/zero", filepath.Join(shards, "SHARDS")); err != nil {
 		t.Fatal(err)
 	}
-	// A model of 2^17 feature rows: 4 MiB of weights in memory.
+	// A double-sided model of 2^17 feature rows, every weight nonzero (so
+	// the file stores them all): 8 MiB of weights in memory.
 	mid := write("mid.libsvm", "1 1:1\n-1 2:1\n1 3:1\n-1 131071:1\n")
 	midModel := filepath.Join(dir, "mid.model")
-	mustRun(t, "train", "-q", "-k", "2", "-i", "100", "-t", mid, "-o", midModel)
+	mm := &model.Model{Learner: "cpm", Sides: 2, K: 2, D: 1 << 17, Lambda: 1e-4, Bias: 1, Iterations: 100, Classes: []float32{1, -1}}
+	for range 2 {
+		w := sparsevec.NewMatrix(1<<17, 2)
+		for j := range 1 << 17 {
+			w.Set(j, 0, 0.5)
+		}
+		mm.Weights = append(mm.Weights, w)
+	}
+	if err := model.Save(midModel, mm); err != nil {
+		t.Fatal(err)
+	}
 	// A checkpoint-looking file of 2 MiB.
 	bigCk := write("big.ck", "CPMCHKPT"+strings.Repeat("\x00", 2<<20))
 	out := filepath.Join(dir, "m.model")

@@ -133,7 +133,9 @@ func runPlotRegions(ctx context.Context, args []string, stderr io.Writer) (err e
 	}
 	// The face lines are drawn in the raw space of the data: a scaled
 	// model's weights are folded; without a linear fold, no lines.
-	if folded, err := learner.Fold(m); err == nil {
+	// A hashed model's features 1 and 2 are rows elsewhere, possibly
+	// shared with others: no lines.
+	if folded, err := learner.Fold(m); err == nil && m.Hash == nil {
 		m = folded
 	} else {
 		g.lines = false
@@ -312,10 +314,11 @@ func addFaceLines(p *plot.Plot, m *model.Model, g geometry, i int, w *sparsevec.
 // clipped by the plot.
 func faceLines(m *model.Model, g geometry, w *sparsevec.Matrix, k int, xmin, xmax, ymin, ymax float64) []*plotter.Line {
 	at := func(j int) float64 {
-		if j >= w.D {
+		r, ok := m.RowOf(uint32(j))
+		if !ok {
 			return 0
 		}
-		return float64(w.At(j, k))
+		return float64(w.At(r, k))
 	}
 	a, b, c := at(1), 0.0, m.Bias*at(0)
 	if g.Features >= 2 {

@@ -81,7 +81,8 @@ func (run *trainRun) close(err *error) {
 }
 
 // trainStream trains a binary CPM by passes over -t (a file or a shard
-// set, through the cache), shared by the polytopes of a double-sided CPM.
+// set, through the cache), shared by the polytopes of a double-sided CPM,
+// hashing each block's rows with --hash-bits.
 func (o *trainOptions) trainStream(ctx context.Context, stderr io.Writer, met *trainMetrics) (*model.Model, *learner.Report, error) {
 	if !o.quiet {
 		noteData(stderr, "-t", o.train)
@@ -100,10 +101,21 @@ func (o *trainOptions) trainStream(ctx context.Context, stderr io.Writer, met *t
 	if o.cpm.DoubleSided {
 		sides = 2
 	}
-	m, r, err := sgd.TrainStream(ctx, o.cpm.Config, in.Passes(ctx, sides), o.buffer, o.classes)
+	// Feature hashing applies to the streamed blocks and to the
+	// validation rows, as learner.Train applies it in memory.
+	h, err := o.spec.Hasher(o.cpm.Init)
 	if err != nil {
 		return nil, nil, err
 	}
+	cfg := o.cpm.Config
+	if h != nil && cfg.Valid.Data != nil {
+		cfg.Valid.Data = h.Apply(cfg.Valid.Data)
+	}
+	m, r, err := sgd.TrainStream(ctx, cfg, learner.HashInput(in.Passes(ctx, sides), h), o.buffer, o.classes)
+	if err != nil {
+		return nil, nil, err
+	}
+	m.Hash = learner.HashingOf(h)
 	met.Input = newInputMetrics(in, r.Seconds)
 	if !o.quiet {
 		met.Input.print(stderr)

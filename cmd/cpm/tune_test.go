@@ -168,7 +168,7 @@ func TestTuneUsageErrors(t *testing.T) {
 	}{
 		{[]string{"tune", heart}, "give one of --grid"},
 		{[]string{"tune", "--grid", "C=1", "--protocol", "paper", heart}, "give one of --grid"},
-		{[]string{"tune", "--grid", "gamma=1", heart}, "its flags that take a number: k, iterations, C"},
+		{[]string{"tune", "--grid", "gamma=1", heart}, "its flags that take a number: hash-bits, k, iterations, C"},
 		{[]string{"tune", "--grid", "C=1", "--rule", "worst", heart}, "unknown rule"},
 		{[]string{"tune", "--grid", "C=1", "--holdout", "0.2", "--valid", iris, heart}, "not both"},
 		{[]string{"tune", "--grid", "C=1", "--holdout", "1.5", heart}, "want a fraction"},
