@@ -26,7 +26,7 @@ import { parquetWriteFile } from "hyparquet-writer";
 import pl from "nodejs-polars";
 import * as pw from "parquet-wasm";
 
-import { die, duckdbVersion, pkgVersion } from "./common.mjs";
+import { die, duckdbVersion, pkgVersion, registerArrowCodecs } from "./common.mjs";
 
 if (process.argv.length !== 4) die("usage: node gen.mjs ROWS.json OUTDIR");
 const [rowsPath, out] = process.argv.slice(2);
@@ -134,8 +134,9 @@ async function duckCopy(name, sel, opts, c) {
 for (const codec of ["zstd", "snappy", "lz4_raw", "gzip", "uncompressed"]) {
   await duckCopy(`duckdb-${codec}.parquet`, "f64", `COMPRESSION ${codec}`, { name: `duckdb/${codec}`, compression: codec });
 }
-await duckCopy("duckdb-v2-zstd.parquet", "f64", "COMPRESSION zstd, PARQUET_VERSION v2", { name: "duckdb/v2-zstd", compression: "zstd", encoding: "PARQUET_VERSION v2 (BYTE_STREAM_SPLIT, DELTA_BINARY_PACKED)" });
-await duckCopy("duckdb-v2-f32.parquet", "f32", "COMPRESSION snappy, PARQUET_VERSION v2", { name: "duckdb/v2-f32", compression: "snappy", encoding: "PARQUET_VERSION v2" });
+await duckCopy("duckdb-v2-zstd.parquet", "f64", "COMPRESSION zstd, PARQUET_VERSION v2", { name: "duckdb/v2-zstd", compression: "zstd", encoding: "PARQUET_VERSION v2 (value BYTE_STREAM_SPLIT, dictionaries RLE_DICTIONARY)" });
+await duckCopy("duckdb-v2-delta.parquet", "i64", "COMPRESSION zstd, PARQUET_VERSION v2, DICTIONARY_SIZE_LIMIT 1", { name: "duckdb/v2-delta", compression: "zstd", encoding: "PARQUET_VERSION v2, no dictionary (label, index DELTA_BINARY_PACKED; value BYTE_STREAM_SPLIT)" });
+await duckCopy("duckdb-v2-f32.parquet", "f32", "COMPRESSION snappy, PARQUET_VERSION v2", { name: "duckdb/v2-f32", compression: "snappy", encoding: "PARQUET_VERSION v2 (value BYTE_STREAM_SPLIT)" });
 for (const sel of ["f32", "i64", "i32", "twolists", "dense", "extra"]) {
   await duckCopy(`duckdb-${sel}.parquet`, sel, "COMPRESSION zstd", { name: `duckdb/${sel}`, compression: "zstd" });
 }
@@ -148,6 +149,9 @@ await duckCopy("duckdb-zerobased-meta.parquet", "zerobased", "COMPRESSION zstd, 
   const hive = "duckdb-hive";
   await conn.run(`COPY (SELECT label, features, r % 3 AS part FROM base ORDER BY r) TO '${join(out, hive)}' (FORMAT parquet, PARTITION_BY (part))`);
   add({ name: "duckdb/partition-by", tool: "duckdb", path: hive, dir: true, ordered: false, format: "parquet", schema: duckSchema.f64, compression: "snappy", encoding: "PARTITION_BY (part) Hive directories" });
+  const rg = "duckdb-row-groups-per-file";
+  await conn.run(`COPY (SELECT label, features FROM base ORDER BY r) TO '${join(out, rg)}' (FORMAT parquet, ROW_GROUPS_PER_FILE 1, ROW_GROUP_SIZE 64)`);
+  add({ name: "duckdb/row-groups-per-file", tool: "duckdb", path: rg, dir: true, ordered: false, format: "parquet", schema: duckSchema.f64, compression: "snappy", encoding: "ROW_GROUPS_PER_FILE 1 directory (a trailing file of 0 rows)" });
 }
 
 // ---------------------------------------------------------------- polars
@@ -268,14 +272,19 @@ for (const [codec, c] of [["zstd", pw.Compression.ZSTD], ["snappy", pw.Compressi
   }
 }
 {
+  // BYTE_STREAM_SPLIT on every column: dense float64 columns only (arrow-rs
+  // would write it for integers too, which DuckDB 1.5 does not read, and
+  // takes per-column encodings only for top-level columns).
+  const denseCols = { label: arrow.vectorFromArray(rows.map((r) => r.label), new arrow.Float64()) };
+  for (let j = 1; j <= nfeat; j++) denseCols[`f${j}`] = arrow.vectorFromArray(plDenseCols[`f${j}`], new arrow.Float64());
   const props = new pw.WriterPropertiesBuilder()
     .setCompression(pw.Compression.ZSTD)
     .setDictionaryEnabled(false)
     .setEncoding(pw.Encoding.BYTE_STREAM_SPLIT)
     .build();
-  const bytes = pw.writeParquet(pw.Table.fromIPCStream(arrow.tableToIPC(ajsTables.cpm, "stream")), props);
-  writeFileSync(join(out, "parquetwasm-bss.parquet"), bytes);
-  add({ name: "parquet-wasm/byte-stream-split", tool: "parquet-wasm", path: "parquetwasm-bss.parquet", format: "parquet", schema: ajsVariants.cpm[1], compression: "zstd", encoding: "BYTE_STREAM_SPLIT, no dictionary" });
+  const bytes = pw.writeParquet(pw.Table.fromIPCStream(arrow.tableToIPC(new arrow.Table(denseCols), "stream")), props);
+  writeFileSync(join(out, "parquetwasm-dense-bss.parquet"), bytes);
+  add({ name: "parquet-wasm/dense-byte-stream-split", tool: "parquet-wasm", path: "parquetwasm-dense-bss.parquet", format: "parquet", schema: `label f64, f1..f${nfeat} f64`, compression: "zstd", encoding: "BYTE_STREAM_SPLIT, no dictionary" });
 }
 
 // ---------------------------------------------------------------- hyparquet-writer
@@ -307,5 +316,90 @@ tools["hyparquet-writer"] = pkgVersion("hyparquet-writer");
   add({ name: "hyparquet-writer/dense-bss", tool: "hyparquet-writer", path: "hyparquet-dense-bss.parquet", format: "parquet", schema: `label DOUBLE, f1..f${nfeat} DOUBLE`, compression: "snappy", encoding: "BYTE_STREAM_SPLIT" });
 }
 
+await verify();
 writeFileSync(join(out, "manifest.json"), JSON.stringify({ tools, cases }, null, 1));
 process.stderr.write(`gen.mjs: ${cases.length} cases in ${out}\n`);
+
+// ---------------------------------------------------------------- self-check
+
+// verify reads every case back with a reader independent of cpm (DuckDB
+// for Parquet, Apache Arrow JS for Arrow IPC, a plain parser for LIBSVM
+// text), whatever its schema (columns by name: label, and features, or
+// index and value lists, or f1..fn), and fails if any differs from the
+// rows of ROWS.json (values compared as float32), so that a case cpm
+// fails is cpm's failure, not the generator's.
+async function verify() {
+  registerArrowCodecs(arrow);
+  const want = rows.map((r) => [r.label, r.idx.map((j, k) => [j, r.val[k]])]);
+  const key = (row) => JSON.stringify(row);
+  for (const c of cases) {
+    const path = join(out, c.path);
+    let objs;
+    if (c.format === "libsvm") {
+      objs = parseSvmlight(readFileSync(path, "utf8"));
+    } else if (c.format === "parquet") {
+      const src = c.dir ? join(path, "**", "*.parquet") : path;
+      const r = await conn.runAndReadAll(`SELECT * FROM read_parquet('${src}')`);
+      objs = r.getRowObjectsJson();
+    } else {
+      const t = arrow.tableFromIPC(readFileSync(path));
+      objs = [];
+      for (let i = 0; i < t.numRows; i++) {
+        const o = {};
+        for (const f of t.schema.fields) o[f.name] = t.getChild(f.name).get(i);
+        objs.push(o);
+      }
+    }
+    let got = objs.map((o) => canonRow(o, c.zeroBased));
+    let exp = want;
+    if (!c.ordered) {
+      got = got.map(key).sort();
+      exp = want.map(key).sort();
+    }
+    for (let i = 0; i < exp.length || i < got.length; i++) {
+      const g = c.ordered ? key(got[i]) : got[i];
+      const w = c.ordered ? key(exp[i]) : exp[i];
+      if (g !== w) die(`gen.mjs: ${c.name} (${c.path}): row ${i + 1} reads back as ${g}, want ${w}`);
+    }
+  }
+}
+
+// canonRow turns a row object of any generated schema into [label,
+// [[1-based index, float32 value], ...]].
+function canonRow(o, zeroBased) {
+  const n = (x) => Number(x); // bigint, or DuckDB JSON text of a BIGINT
+  let feats;
+  if (o.features != null) {
+    feats = [];
+    for (const f of o.features) feats.push([n(f.index), n(f.value)]);
+  } else if (o.index != null) {
+    const idx = [...o.index].map(n);
+    const val = [...o.value].map(n);
+    feats = idx.map((j, k) => [j, val[k]]);
+  } else {
+    feats = [];
+    for (let j = 1; j <= nfeat; j++) if (n(o[`f${j}`]) !== 0) feats.push([j, n(o[`f${j}`])]);
+  }
+  return [Math.fround(n(o.label)), feats.map(([j, v]) => [zeroBased ? j + 1 : j, Math.fround(v)])];
+}
+
+// parseSvmlight reads LIBSVM text with "#" comments, qid and CRLF into
+// row objects {label, index, value}.
+function parseSvmlight(text) {
+  const objs = [];
+  for (let line of text.split("\n")) {
+    line = line.replace(/\r$/, "").replace(/#.*/, "").trim();
+    if (line === "") continue;
+    const [label, ...pairs] = line.split(/\s+/);
+    const index = [];
+    const value = [];
+    for (const p of pairs) {
+      const [a, b] = p.split(":");
+      if (a === "qid") continue;
+      index.push(Number(a));
+      value.push(Number(b));
+    }
+    objs.push({ label: Number(label), index, value });
+  }
+  return objs;
+}

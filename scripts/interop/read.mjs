@@ -12,8 +12,8 @@
 // that reads back to the same float64), so a float32 label or value
 // comes out exactly. Parquet is read by DuckDB (read_parquet), hyparquet
 // (with hyparquet-compressors), parquet-wasm (arrow-rs) and polars; Arrow
-// IPC by Apache Arrow JS (with the zstd and LZ4 codecs of fzstd and lz4js
-// registered) and polars. The format is told by the first
+// IPC by Apache Arrow JS (with fzstd for zstd and lz4Frame of
+// common.mjs for LZ4 registered) and polars. The format is told by the first
 // bytes, as cpm does.
 import { readFileSync } from "node:fs";
 
@@ -21,17 +21,12 @@ import { DuckDBInstance } from "@duckdb/node-api";
 import * as arrow from "apache-arrow";
 import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
 import { compressors } from "hyparquet-compressors";
-import { decompress as zstdDecompress } from "fzstd";
-import lz4 from "lz4js";
 import pl from "nodejs-polars";
 import * as pw from "parquet-wasm";
 
-import { die, duckdbVersion, pkgVersion } from "./common.mjs";
+import { die, duckdbVersion, pkgVersion, registerArrowCodecs } from "./common.mjs";
 
-// Apache Arrow JS decodes compressed IPC bodies with the codecs its users
-// register: fzstd for zstd, lz4js for LZ4 frames.
-arrow.compressionRegistry.set(arrow.CompressionType.ZSTD, { decode: (b) => zstdDecompress(b) });
-arrow.compressionRegistry.set(arrow.CompressionType.LZ4_FRAME, { decode: (b) => Uint8Array.from(lz4.decompress(b)) });
+registerArrowCodecs(arrow);
 
 const files = process.argv.slice(2);
 if (files.length === 0) die("usage: node read.mjs FILE...");
@@ -62,7 +57,7 @@ const versions = {
   hyparquet: `hyparquet ${pkgVersion("hyparquet")}, hyparquet-compressors ${pkgVersion("hyparquet-compressors")}`,
   "parquet-wasm": `parquet-wasm ${pkgVersion("parquet-wasm")}`,
   polars: `nodejs-polars ${pkgVersion("nodejs-polars")}`,
-  "apache-arrow": `apache-arrow ${pkgVersion("apache-arrow")} (codecs: fzstd ${pkgVersion("fzstd")}, lz4js ${pkgVersion("lz4js")})`,
+  "apache-arrow": `apache-arrow ${pkgVersion("apache-arrow")} (codecs: fzstd ${pkgVersion("fzstd")}, common.mjs lz4Frame)`,
 };
 
 const parquetReaders = {
