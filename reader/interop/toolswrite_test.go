@@ -100,14 +100,16 @@ func TestToolsWriteCPMReads(t *testing.T) {
 	}
 }
 
-// readCase reads the file or directory at path with cpm's reader: a
-// directory's Parquet files (searched recursively, as Hive partitions
-// nest them) one by one in path order, their rows joined.
+// readCase reads the file or directory at path with cpm's reader and its
+// default options, as a user would: a directory's Parquet files (searched
+// recursively, as Hive partitions nest them) one by one in path order,
+// their rows joined. The defaults take 0-based indices as they come: a
+// LIBSVM file that holds an index 0 is read as 0-based, and so is a
+// columnar file whose metadata says cpm.index_base = 0.
 func readCase(t *testing.T, path string, c genCase) *sparsevec.CSR {
 	t.Helper()
-	opts := caseOptions(c)
 	if !c.Dir {
-		m, err := reader.Load(path, opts...)
+		m, err := reader.Load(path)
 		if err != nil {
 			t.Fatalf("reader.Load: %v", err)
 		}
@@ -130,7 +132,7 @@ func readCase(t *testing.T, path string, c genCase) *sparsevec.CSR {
 	t.Logf("%s: %d files", c.Path, len(files))
 	all := &sparsevec.CSR{Ptr: []int{0}}
 	for _, f := range files {
-		b, err := reader.OpenBlocks(f, reader.DefaultBatchRows, opts...)
+		b, err := reader.OpenBlocks(f, reader.DefaultBatchRows)
 		if err != nil {
 			t.Fatalf("reader.OpenBlocks: %v", err)
 		}
