@@ -3,11 +3,13 @@ package interop_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,6 +29,10 @@ type genCase struct {
 	Schema      string `json:"schema"`
 	Compression string `json:"compression"`
 	Encoding    string `json:"encoding"`
+	// Refused, if set, says that cpm must refuse every file of the case
+	// with an error of the ErrBadInput class naming the file and this
+	// column.
+	Refused string `json:"refused"`
 }
 
 // manifest is gen.mjs's manifest.json.
@@ -81,6 +87,10 @@ func TestToolsWriteCPMReads(t *testing.T) {
 	for _, c := range man.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			t.Logf("%s %s: %s; compression %s; %s", c.Tool, c.Format, c.Schema, c.Compression, c.Encoding)
+			if c.Refused != "" {
+				checkRefused(t, filepath.Join(out, c.Path), c)
+				return
+			}
 			got := readCase(t, filepath.Join(out, c.Path), c)
 			wantRows, wantBytes := want, wantModel
 			if !c.Ordered {
@@ -100,20 +110,33 @@ func TestToolsWriteCPMReads(t *testing.T) {
 	}
 }
 
-// readCase reads the file or directory at path with cpm's reader and its
-// default options, as a user would: a directory's Parquet files (searched
-// recursively, as Hive partitions nest them) one by one in path order,
-// their rows joined. The defaults take 0-based indices as they come: a
-// LIBSVM file that holds an index 0 is read as 0-based, and so is a
-// columnar file whose metadata says cpm.index_base = 0.
-func readCase(t *testing.T, path string, c genCase) *sparsevec.CSR {
+// checkRefused checks that cpm refuses every file of the case at path
+// with an error of the ErrBadInput class that names the file and the
+// column c.Refused.
+func checkRefused(t *testing.T, path string, c genCase) {
+	t.Helper()
+	for _, f := range caseFiles(t, path, c) {
+		_, err := reader.Load(f)
+		switch {
+		case err == nil:
+			t.Errorf("%s: read, want an error naming column %q", f, c.Refused)
+		case !errors.Is(err, reader.ErrBadInput):
+			t.Errorf("%s: %v: not of the ErrBadInput class", f, err)
+		case !strings.Contains(err.Error(), f) || !strings.Contains(err.Error(), strconv.Quote(c.Refused)):
+			t.Errorf("%s: %v: does not name the file and column %q", f, err, c.Refused)
+		default:
+			t.Logf("refused: %v", err)
+		}
+	}
+}
+
+// caseFiles returns the file at path, or the Parquet files under the
+// directory at path (searched recursively, as Hive partitions nest them)
+// in path order.
+func caseFiles(t *testing.T, path string, c genCase) []string {
 	t.Helper()
 	if !c.Dir {
-		m, err := reader.Load(path)
-		if err != nil {
-			t.Fatalf("reader.Load: %v", err)
-		}
-		return m
+		return []string{path}
 	}
 	var files []string
 	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
@@ -130,17 +153,46 @@ func readCase(t *testing.T, path string, c genCase) *sparsevec.CSR {
 	}
 	slices.Sort(files)
 	t.Logf("%s: %d files", c.Path, len(files))
+	return files
+}
+
+// readCase reads the file or directory at path with cpm's reader and its
+// default options, as a user would: a file with reader.Load and again
+// block by block (reader.OpenBlocks, 37 rows a block where the format
+// lets the reader choose; LIBSVM text takes another path than Load's
+// parallel parser), which must agree; a directory's Parquet files one by
+// one in path order, their rows joined. The defaults take 0-based indices
+// as they come: a LIBSVM file that holds an index 0 is read as 0-based,
+// and so is a columnar file whose metadata says cpm.index_base = 0.
+func readCase(t *testing.T, path string, c genCase) *sparsevec.CSR {
+	t.Helper()
+	if !c.Dir {
+		m, err := reader.Load(path)
+		if err != nil {
+			t.Fatalf("reader.Load: %v", err)
+		}
+		if d := diffRows(readBlocks(t, path), m); d != "" {
+			t.Fatalf("%s: reader.OpenBlocks and reader.Load differ: %s", path, d)
+		}
+		return m
+	}
 	all := &sparsevec.CSR{Ptr: []int{0}}
-	for _, f := range files {
-		b, err := reader.OpenBlocks(f, reader.DefaultBatchRows)
-		if err != nil {
-			t.Fatalf("reader.OpenBlocks: %v", err)
-		}
-		m, err := reader.ReadAll(b)
-		if err != nil {
-			t.Fatalf("reader.ReadAll: %v", err)
-		}
-		all.AppendCSR(m)
+	for _, f := range caseFiles(t, path, c) {
+		all.AppendCSR(readBlocks(t, f))
 	}
 	return all
+}
+
+// readBlocks reads the file at path with reader.OpenBlocks.
+func readBlocks(t *testing.T, path string) *sparsevec.CSR {
+	t.Helper()
+	b, err := reader.OpenBlocks(path, 37)
+	if err != nil {
+		t.Fatalf("reader.OpenBlocks: %v", err)
+	}
+	m, err := reader.ReadAll(b)
+	if err != nil {
+		t.Fatalf("reader.OpenBlocks: %v", err)
+	}
+	return m
 }

@@ -19,6 +19,7 @@
 // feature 1..n occurs in some row.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
 
 import { DuckDBInstance } from "@duckdb/node-api";
 import * as arrow from "apache-arrow";
@@ -83,6 +84,8 @@ writeFileSync(join(out, "sklearn-0based.svm"), svmlight({}));
 add({ name: "sklearn/0based", tool: "sklearn-format", path: "sklearn-0based.svm", format: "libsvm", zeroBased: true, schema: "0-based, %.16g" });
 writeFileSync(join(out, "sklearn-qid-comment-crlf.svm"), svmlight({ qid: true, comment: true, eol: "\r\n" }));
 add({ name: "sklearn/qid-comment-crlf", tool: "sklearn-format", path: "sklearn-qid-comment-crlf.svm", format: "libsvm", zeroBased: true, schema: "0-based, qid, # header, CRLF" });
+writeFileSync(join(out, "sklearn-0based.svm.gz"), gzipSync(svmlight({})));
+add({ name: "sklearn/0based-gzip", tool: "sklearn-format", path: "sklearn-0based.svm.gz", format: "libsvm", zeroBased: true, schema: "0-based, %.16g", compression: "gzip (node zlib)" });
 
 // ---------------------------------------------------------------- DuckDB
 
@@ -149,6 +152,12 @@ await duckCopy("duckdb-zerobased-meta.parquet", "zerobased", "COMPRESSION zstd, 
   const hive = "duckdb-hive";
   await conn.run(`COPY (SELECT label, features, r % 3 AS part FROM base ORDER BY r) TO '${join(out, hive)}' (FORMAT parquet, PARTITION_BY (part))`);
   add({ name: "duckdb/partition-by", tool: "duckdb", path: hive, dir: true, ordered: false, format: "parquet", schema: duckSchema.f64, compression: "snappy", encoding: "PARTITION_BY (part) Hive directories" });
+  // Partitioned by the label, the files hold no label column (its value
+  // is in the directory name): cpm must refuse each file, naming the
+  // column.
+  const byLabel = "duckdb-hive-label";
+  await conn.run(`COPY (SELECT label, features FROM base ORDER BY r) TO '${join(out, byLabel)}' (FORMAT parquet, PARTITION_BY (label))`);
+  add({ name: "duckdb/partition-by-label", tool: "duckdb", path: byLabel, dir: true, ordered: false, format: "parquet", schema: "features only (label in the directory name)", compression: "snappy", encoding: "PARTITION_BY (label) Hive directories", refused: "label" });
   const rg = "duckdb-row-groups-per-file";
   await conn.run(`COPY (SELECT label, features FROM base ORDER BY r) TO '${join(out, rg)}' (FORMAT parquet, ROW_GROUPS_PER_FILE 1, ROW_GROUP_SIZE 64)`);
   add({ name: "duckdb/row-groups-per-file", tool: "duckdb", path: rg, dir: true, ordered: false, format: "parquet", schema: duckSchema.f64, compression: "snappy", encoding: "ROW_GROUPS_PER_FILE 1 directory (a trailing file of 0 rows)" });
@@ -212,6 +221,27 @@ plTwo.writeIPC(join(out, "polars-twolists.arrow"));
 add({ name: "polars/ipc-twolists", tool: "polars", path: "polars-twolists.arrow", format: "arrow", schema: "label f64, index large_list<i32>, value large_list<f64>", compression: "uncompressed" });
 plDense.writeIPC(join(out, "polars-dense.arrow"));
 add({ name: "polars/ipc-dense", tool: "polars", path: "polars-dense.arrow", format: "arrow", schema: `label f64, f1..f${nfeat} f64`, compression: "uncompressed" });
+{
+  // Extra columns polars users have (a string id, a datetime), features
+  // before the label; polars writes the string as Utf8View in IPC.
+  const extra = plDF
+    .withColumns(
+      pl.Series("id", rows.map((_, i) => `row-${i}`)),
+      pl.Series("ts", rows.map((_, i) => new Date(Date.UTC(2024, 0, 1, i)))),
+    )
+    .select("id", "features", "ts", "label");
+  extra.writeIPC(join(out, "polars-extra.arrow"), { compression: "zstd" });
+  add({ name: "polars/ipc-extra", tool: "polars", path: "polars-extra.arrow", format: "arrow", schema: "id Utf8View, features large_list<struct<index i32, value f64>>, ts timestamp[ms], label f64", compression: "zstd" });
+  extra.writeParquet(join(out, "polars-extra.parquet"), { compression: "zstd" });
+  add({ name: "polars/parquet-extra", tool: "polars", path: "polars-extra.parquet", format: "parquet", schema: "id string, features list<struct<index i32, value f64>>, ts timestamp[ms], label f64", compression: "zstd" });
+  // One record batch per chunk: a frame stacked from slices (vstack keeps
+  // their chunks).
+  const chunks = [64, 128, 192].reduce((df, o) => df.vstack(plDF.slice(o, 64)), plDF.slice(0, 64));
+  chunks.writeIPC(join(out, "polars-batches.arrow"));
+  add({ name: "polars/ipc-batches", tool: "polars", path: "polars-batches.arrow", format: "arrow", schema: plSchema.replace("list", "large_list"), compression: "uncompressed", encoding: `${chunks.nChunks()} record batches` });
+  chunks.writeIPCStream(join(out, "polars-batches.arrows"));
+  add({ name: "polars/ipcstream-batches", tool: "polars", path: "polars-batches.arrows", format: "arrow-stream", schema: plSchema.replace("list", "large_list"), compression: "uncompressed", encoding: `${chunks.nChunks()} record batches` });
+}
 
 // ---------------------------------------------------------------- Arrow JS
 
@@ -257,6 +287,15 @@ for (const [v, [spec, schema]] of Object.entries(ajsVariants)) {
   writeFileSync(join(out, `arrowjs-${v}.arrows`), arrow.tableToIPC(t, "stream"));
   add({ name: `arrowjs/stream-${v}`, tool: "apache-arrow", path: `arrowjs-${v}.arrows`, format: "arrow-stream", schema, compression: "uncompressed" });
 }
+{
+  // Several record batches: the table's slices joined.
+  const t = ajsTables.f64;
+  const batched = new arrow.Table([0, 64, 128, 192].flatMap((o) => t.slice(o, Math.min(o + 64, t.numRows)).batches));
+  writeFileSync(join(out, "arrowjs-batches.arrows"), arrow.tableToIPC(batched, "stream"));
+  add({ name: "arrowjs/stream-batches", tool: "apache-arrow", path: "arrowjs-batches.arrows", format: "arrow-stream", schema: ajsVariants.f64[1], compression: "uncompressed", encoding: `${batched.batches.length} record batches` });
+  writeFileSync(join(out, "arrowjs-batches.arrow"), arrow.tableToIPC(batched, "file"));
+  add({ name: "arrowjs/file-batches", tool: "apache-arrow", path: "arrowjs-batches.arrow", format: "arrow", schema: ajsVariants.f64[1], compression: "uncompressed", encoding: `${batched.batches.length} record batches` });
+}
 
 // ---------------------------------------------------------------- parquet-wasm (arrow-rs)
 
@@ -270,6 +309,19 @@ for (const [codec, c] of [["zstd", pw.Compression.ZSTD], ["snappy", pw.Compressi
     writeFileSync(join(out, path), bytes);
     add({ name: `parquet-wasm/${codec}-${ver}`, tool: "parquet-wasm", path, format: "parquet", schema: ajsVariants.f64[1], compression: codec, encoding: ver === "v2" ? "data page v2" : "data page v1" });
   }
+}
+{
+  // Row groups of 64 rows, data pages of at most 512 bytes (written in
+  // batches of 16 values): many row groups and pages per column chunk.
+  const props = new pw.WriterPropertiesBuilder()
+    .setCompression(pw.Compression.SNAPPY)
+    .setMaxRowGroupSize(64)
+    .setDataPageSizeLimit(512)
+    .setWriteBatchSize(16)
+    .build();
+  const bytes = pw.writeParquet(pw.Table.fromIPCStream(arrow.tableToIPC(ajsTables.f64, "stream")), props);
+  writeFileSync(join(out, "parquetwasm-row-groups.parquet"), bytes);
+  add({ name: "parquet-wasm/row-groups-pages", tool: "parquet-wasm", path: "parquetwasm-row-groups.parquet", format: "parquet", schema: ajsVariants.f64[1], compression: "snappy", encoding: "row groups of 64 rows, pages of <= 512 bytes" });
 }
 {
   // BYTE_STREAM_SPLIT on every column: dense float64 columns only (arrow-rs
@@ -309,6 +361,27 @@ tools["hyparquet-writer"] = pkgVersion("hyparquet-writer");
     ],
   });
   add({ name: "hyparquet-writer/struct", tool: "hyparquet-writer", path: "hyparquet-struct.parquet", format: "parquet", schema: "label DOUBLE, features LIST<struct<index INT32, value DOUBLE>>", compression: "snappy" });
+  parquetWriteFile({
+    filename: join(out, "hyparquet-row-groups.parquet"),
+    columnData: [
+      { name: "label", data: rows.map((r) => r.label) },
+      { name: "index", data: rows.map((r) => r.idx) },
+      { name: "value", data: rows.map((r) => r.val) },
+    ],
+    schema: [
+      { name: "root", num_children: 3 },
+      { name: "label", type: "DOUBLE", repetition_type: "REQUIRED" },
+      { name: "index", repetition_type: "OPTIONAL", converted_type: "LIST", num_children: 1 },
+      { name: "list", repetition_type: "REPEATED", num_children: 1 },
+      { name: "element", type: "INT32", repetition_type: "REQUIRED" },
+      { name: "value", repetition_type: "OPTIONAL", converted_type: "LIST", num_children: 1 },
+      { name: "list", repetition_type: "REPEATED", num_children: 1 },
+      { name: "element", type: "DOUBLE", repetition_type: "REQUIRED" },
+    ],
+    rowGroupSize: 64,
+    codec: "UNCOMPRESSED",
+  });
+  add({ name: "hyparquet-writer/twolists-row-groups", tool: "hyparquet-writer", path: "hyparquet-row-groups.parquet", format: "parquet", schema: "label DOUBLE, index LIST<INT32>, value LIST<DOUBLE>", compression: "uncompressed", encoding: "row groups of 64 rows" });
 
   const denseCols = [{ name: "label", data: rows.map((r) => r.label), type: "DOUBLE", nullable: false }];
   for (let j = 1; j <= nfeat; j++) denseCols.push({ name: `f${j}`, data: plDenseCols[`f${j}`], type: "DOUBLE", nullable: false, encoding: "BYTE_STREAM_SPLIT" });
@@ -336,10 +409,12 @@ async function verify() {
     const path = join(out, c.path);
     let objs;
     if (c.format === "libsvm") {
-      objs = parseSvmlight(readFileSync(path, "utf8"));
+      let b = readFileSync(path);
+      if (b[0] === 0x1f && b[1] === 0x8b) b = gunzipSync(b);
+      objs = parseSvmlight(b.toString("utf8"));
     } else if (c.format === "parquet") {
       const src = c.dir ? join(path, "**", "*.parquet") : path;
-      const r = await conn.runAndReadAll(`SELECT * FROM read_parquet('${src}')`);
+      const r = await conn.runAndReadAll(`SELECT * FROM read_parquet('${src}', hive_partitioning = true)`);
       objs = r.getRowObjectsJson();
     } else {
       const t = arrow.tableFromIPC(readFileSync(path));
