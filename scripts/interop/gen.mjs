@@ -44,18 +44,43 @@ function add(c) {
 
 // ---------------------------------------------------------------- LIBSVM
 
-// g16 formats x as C's printf("%.16g", x), which scikit-learn's
-// dump_svmlight_file uses for labels and values.
+// g16 formats x as C's printf("%.16g", x) and Python's "%.16g" % x,
+// which scikit-learn's dump_svmlight_file uses for labels and values:
+// 16 significant digits of x's exact binary value, rounded half to even
+// (JavaScript's toPrecision rounds ties up, and float32 values often end
+// in an exact tie at the 17th digit), exponent form when the exponent is
+// below -4 or at least 16, trailing zeros dropped.
 function g16(x) {
   if (x === 0) return Object.is(x, -0) ? "-0" : "0";
-  const [mant, expStr] = x.toExponential(15).split("e");
-  const exp = Number(expStr);
-  const strip = (s) => (s.includes(".") ? s.replace(/0+$/, "").replace(/\.$/, "") : s);
-  if (exp < -4 || exp >= 16) {
-    const e = Math.abs(exp) < 10 ? `0${Math.abs(exp)}` : `${Math.abs(exp)}`;
-    return `${strip(mant)}e${exp < 0 ? "-" : "+"}${e}`;
+  const sign = x < 0 ? "-" : "";
+  const bits = new DataView(new Float64Array([Math.abs(x)]).buffer).getBigUint64(0, true);
+  const be = Number(bits >> 52n);
+  const frac = bits & ((1n << 52n) - 1n);
+  const m = be === 0 ? frac : frac | (1n << 52n);
+  const e = be === 0 ? -1074 : be - 1075;
+  // |x| = m·2^e = digits·10^-shift exactly.
+  const digits = (e >= 0 ? m << BigInt(e) : m * 5n ** BigInt(-e)).toString();
+  const shift = e >= 0 ? 0 : -e;
+  let exp = digits.length - 1 - shift; // |x| = d.ddd·10^exp
+  let head = BigInt(digits.slice(0, 16).padEnd(16, "0"));
+  const rest = digits.slice(16);
+  if (rest !== "" && (rest[0] > "5" || (rest[0] === "5" && (/[1-9]/.test(rest.slice(1)) || head % 2n === 1n)))) {
+    head += 1n;
+    if (head === 10n ** 16n) {
+      head = 10n ** 15n;
+      exp++;
+    }
   }
-  return strip(x.toFixed(15 - exp));
+  const d = head.toString();
+  const strip = (t) => t.replace(/0+$/, "");
+  if (exp < -4 || exp >= 16) {
+    const f = strip(d.slice(1));
+    const a = Math.abs(exp);
+    return `${sign}${d[0]}${f ? "." + f : ""}e${exp < 0 ? "-" : "+"}${a < 10 ? "0" : ""}${a}`;
+  }
+  const int = exp >= 0 ? d.slice(0, exp + 1) : "0";
+  const f = strip(exp >= 0 ? d.slice(exp + 1) : "0".repeat(-exp - 1) + d);
+  return `${sign}${int}${f ? "." + f : ""}`;
 }
 
 // svmlight writes the rows as dump_svmlight_file(X, y, f, zero_based=True)
