@@ -8,12 +8,17 @@
 // that DuckDB, polars, Apache Arrow JS, parquet-wasm (arrow-rs) and
 // hyparquet-writer produce, and as scikit-learn's dump_svmlight_file
 // writes LIBSVM text (0-based, "%.16g", with qid, a comment header and
-// CRLF). Each variant is one subtest named tool/variant: cpm reads it
-// (reader.Load; a directory of Parquet files file by file, in path order)
+// CRLF, gzipped), and reads every file back with a reader other than cpm
+// to check it. Each variant is one subtest named tool/variant: cpm reads
+// it with its default options (reader.Load, and reader.OpenBlocks, which
+// must agree; a directory of Parquet files file by file, in path order)
 // and must hand out exactly the reference rows (labels, 1-based indices,
 // values as float32; rows of a directory compared as a multiset), and a
 // CPM trained on them (K = 2, fixed seed) must be byte-identical to the
-// one trained on the reference file.
+// one trained on the reference file. A variant whose files cannot hold
+// the rows (Hive partitions by the label leave the label out of the
+// files) must be refused with an error of the ErrBadInput class naming
+// the file and the column.
 //
 // TestCPMWritesToolsRead writes the reference rows with reader.CreateBlocks
 // as Parquet (zstd, snappy, none) and Arrow IPC files and streams (zstd,
