@@ -15,10 +15,10 @@
 // and must hand out exactly the reference rows (labels, 1-based indices,
 // values as float32; rows of a directory compared as a multiset), and a
 // CPM trained on them (K = 2, fixed seed) must be byte-identical to the
-// one trained on the reference file. A variant whose files cannot hold
+// one trained on the reference file. A variant whose files cannot give
 // the rows (Hive partitions by the label leave the label out of the
-// files) must be refused with an error of the ErrBadInput class naming
-// the file and the column.
+// files; Parquet's deprecated Hadoop LZ4 codec) must be refused with an
+// error of the ErrBadInput class naming the file and what is wrong.
 //
 // TestCPMWritesToolsRead writes the reference rows with reader.CreateBlocks
 // as Parquet (zstd, snappy, none) and Arrow IPC files and streams (zstd,

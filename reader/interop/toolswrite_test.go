@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -30,8 +29,8 @@ type genCase struct {
 	Compression string `json:"compression"`
 	Encoding    string `json:"encoding"`
 	// Refused, if set, says that cpm must refuse every file of the case
-	// with an error of the ErrBadInput class naming the file and this
-	// column.
+	// with an error of the ErrBadInput class that names the file and
+	// contains this text (the missing column, the codec).
 	Refused string `json:"refused"`
 }
 
@@ -111,19 +110,19 @@ func TestToolsWriteCPMReads(t *testing.T) {
 }
 
 // checkRefused checks that cpm refuses every file of the case at path
-// with an error of the ErrBadInput class that names the file and the
-// column c.Refused.
+// with an error of the ErrBadInput class that names the file and contains
+// c.Refused.
 func checkRefused(t *testing.T, path string, c genCase) {
 	t.Helper()
 	for _, f := range caseFiles(t, path, c) {
 		_, err := reader.Load(f)
 		switch {
 		case err == nil:
-			t.Errorf("%s: read, want an error naming column %q", f, c.Refused)
+			t.Errorf("%s: read, want an error containing %q", f, c.Refused)
 		case !errors.Is(err, reader.ErrBadInput):
 			t.Errorf("%s: %v: not of the ErrBadInput class", f, err)
-		case !strings.Contains(err.Error(), f) || !strings.Contains(err.Error(), strconv.Quote(c.Refused)):
-			t.Errorf("%s: %v: does not name the file and column %q", f, err, c.Refused)
+		case !strings.Contains(err.Error(), f) || !strings.Contains(err.Error(), c.Refused):
+			t.Errorf("%s: %v: does not name the file and contain %q", f, err, c.Refused)
 		default:
 			t.Logf("refused: %v", err)
 		}

@@ -7,11 +7,15 @@
 //
 //   {"tools": {tool: version}, "cases": [{"name", "tool", "path", "dir",
 //    "ordered", "zeroBased", "format", "schema", "compression",
-//    "encoding"}]}
+//    "encoding", "refused", "check"}]}
 //
 // path is relative to OUTDIR; dir says it is a directory of Parquet files
 // (PER_THREAD_OUTPUT, PARTITION_BY), whose rows come in no set order
-// (ordered false); zeroBased says the feature indices are 0-based.
+// (ordered false); zeroBased says the feature indices are 0-based;
+// refused, if set, is text that cpm's error must contain when it refuses
+// the case's files (a file without the label column, a codec cpm does not
+// read); check names the reader that checks the case here when DuckDB
+// cannot. schema, compression and encoding describe the variant.
 //
 // ROWS.json is {"rows": [{"label": number, "idx": [1-based indices,
 // ascending], "val": [values]}], "features": n}; every value and label is
@@ -23,6 +27,8 @@ import { gunzipSync, gzipSync } from "node:zlib";
 
 import { DuckDBInstance } from "@duckdb/node-api";
 import * as arrow from "apache-arrow";
+import { asyncBufferFromFile, parquetReadObjects } from "hyparquet";
+import { compressors } from "hyparquet-compressors";
 import { parquetWriteFile } from "hyparquet-writer";
 import pl from "nodejs-polars";
 import * as pw from "parquet-wasm";
@@ -140,6 +146,8 @@ const duckSelect = {
   twolists: "label, list_transform(features, x -> x.index) AS index, list_transform(features, x -> x.value) AS value",
   dense: `label, ${dense}`,
   extra: `'row-' || r AS id, features, TIMESTAMP '2024-01-01 00:00:00' + r * INTERVAL 1 HOUR AS ts, label`,
+  smallints: `label::TINYINT AS label, features::STRUCT("index" SMALLINT, "value" FLOAT)[] AS features`,
+  pandasindex: `label, ${dense}, (r + 1000)::BIGINT AS __index_level_0__`,
   zerobased: `label, list_transform(features, x -> {'index': x.index - 1, 'value': x.value}) AS features`,
 };
 const duckSchema = {
@@ -150,6 +158,8 @@ const duckSchema = {
   twolists: "label DOUBLE, index INTEGER[], value DOUBLE[]",
   dense: `label DOUBLE, f1..f${nfeat} DOUBLE (0 = absent)`,
   extra: "id VARCHAR, features, ts TIMESTAMP, label DOUBLE",
+  smallints: "label TINYINT, features list<struct<index SMALLINT, value FLOAT>>",
+  pandasindex: `label DOUBLE, f1..f${nfeat} DOUBLE, __index_level_0__ BIGINT (a pandas index)`,
   zerobased: "label DOUBLE, features with 0-based index, KV_METADATA cpm.index_base=0",
 };
 
@@ -165,7 +175,7 @@ for (const codec of ["zstd", "snappy", "lz4_raw", "gzip", "uncompressed"]) {
 await duckCopy("duckdb-v2-zstd.parquet", "f64", "COMPRESSION zstd, PARQUET_VERSION v2", { name: "duckdb/v2-zstd", compression: "zstd", encoding: "PARQUET_VERSION v2 (value BYTE_STREAM_SPLIT, dictionaries RLE_DICTIONARY)" });
 await duckCopy("duckdb-v2-delta.parquet", "i64", "COMPRESSION zstd, PARQUET_VERSION v2, DICTIONARY_SIZE_LIMIT 1", { name: "duckdb/v2-delta", compression: "zstd", encoding: "PARQUET_VERSION v2, no dictionary (label, index DELTA_BINARY_PACKED; value BYTE_STREAM_SPLIT)" });
 await duckCopy("duckdb-v2-f32.parquet", "f32", "COMPRESSION snappy, PARQUET_VERSION v2", { name: "duckdb/v2-f32", compression: "snappy", encoding: "PARQUET_VERSION v2 (value BYTE_STREAM_SPLIT)" });
-for (const sel of ["f32", "i64", "i32", "twolists", "dense", "extra"]) {
+for (const sel of ["f32", "i64", "i32", "smallints", "twolists", "dense", "pandasindex", "extra"]) {
   await duckCopy(`duckdb-${sel}.parquet`, sel, "COMPRESSION zstd", { name: `duckdb/${sel}`, compression: "zstd" });
 }
 await duckCopy("duckdb-dense-v2.parquet", "dense", "COMPRESSION zstd, PARQUET_VERSION v2", { name: "duckdb/dense-v2", compression: "zstd", encoding: "PARQUET_VERSION v2 (BYTE_STREAM_SPLIT)" });
@@ -182,7 +192,7 @@ await duckCopy("duckdb-zerobased-meta.parquet", "zerobased", "COMPRESSION zstd, 
   // column.
   const byLabel = "duckdb-hive-label";
   await conn.run(`COPY (SELECT label, features FROM base ORDER BY r) TO '${join(out, byLabel)}' (FORMAT parquet, PARTITION_BY (label))`);
-  add({ name: "duckdb/partition-by-label", tool: "duckdb", path: byLabel, dir: true, ordered: false, format: "parquet", schema: "features only (label in the directory name)", compression: "snappy", encoding: "PARTITION_BY (label) Hive directories", refused: "label" });
+  add({ name: "duckdb/partition-by-label", tool: "duckdb", path: byLabel, dir: true, ordered: false, format: "parquet", schema: "features only (label in the directory name)", compression: "snappy", encoding: "PARTITION_BY (label) Hive directories", refused: 'column "label"' });
   const rg = "duckdb-row-groups-per-file";
   await conn.run(`COPY (SELECT label, features FROM base ORDER BY r) TO '${join(out, rg)}' (FORMAT parquet, ROW_GROUPS_PER_FILE 1, ROW_GROUP_SIZE 64)`);
   add({ name: "duckdb/row-groups-per-file", tool: "duckdb", path: rg, dir: true, ordered: false, format: "parquet", schema: duckSchema.f64, compression: "snappy", encoding: "ROW_GROUPS_PER_FILE 1 directory (a trailing file of 0 rows)" });
@@ -227,6 +237,8 @@ for (const codec of ["zstd", "snappy", "lz4", "gzip", "brotli", "uncompressed"])
 }
 plTwo.writeParquet(join(out, "polars-twolists.parquet"), { compression: "zstd" });
 add({ name: "polars/parquet-twolists", tool: "polars", path: "polars-twolists.parquet", format: "parquet", schema: "label f64, index list<i32>, value list<f64>", compression: "zstd" });
+plTwo.rename({ index: "indices", value: "values" }).writeParquet(join(out, "polars-indices-values.parquet"), { compression: "snappy" });
+add({ name: "polars/parquet-indices-values", tool: "polars", path: "polars-indices-values.parquet", format: "parquet", schema: "label f64, indices list<i32>, values list<f64> (scipy CSR names)", compression: "snappy" });
 plDense.writeParquet(join(out, "polars-dense.parquet"), { compression: "zstd" });
 add({ name: "polars/parquet-dense", tool: "polars", path: "polars-dense.parquet", format: "parquet", schema: `label f64, f1..f${nfeat} f64`, compression: "zstd" });
 plI64.writeParquet(join(out, "polars-i64.parquet"), { compression: "zstd" });
@@ -300,6 +312,7 @@ const ajsVariants = {
   cpm: [{ labelType: new arrow.Float32(), indexType: new arrow.Uint32(), valueType: new arrow.Float32() }, "label f32, features list<struct<index u32, value f32>> (cpm's own)"],
   i64: [{ labelType: new arrow.Int64(), indexType: new arrow.Int64(), valueType: new arrow.Float64() }, "label i64, features list<struct<index i64, value f64>>"],
   i32: [{ labelType: new arrow.Int32(), indexType: new arrow.Int32(), valueType: new arrow.Float32() }, "label i32, features list<struct<index i32, value f32>>"],
+  f16u64: [{ labelType: new arrow.Float16(), indexType: new arrow.Uint64(), valueType: new arrow.Float32() }, "label f16, features list<struct<index u64, value f32>>"],
   twolists: [{ labelType: new arrow.Float64(), indexType: new arrow.Int32(), valueType: new arrow.Float64(), twoLists: true }, "label f64, index list<i32>, value list<f64>"],
   extra: [{ labelType: new arrow.Float64(), indexType: new arrow.Int32(), valueType: new arrow.Float64(), extra: true }, "id utf8, features, label f64"],
 };
@@ -334,6 +347,14 @@ for (const [codec, c] of [["zstd", pw.Compression.ZSTD], ["snappy", pw.Compressi
     writeFileSync(join(out, path), bytes);
     add({ name: `parquet-wasm/${codec}-${ver}`, tool: "parquet-wasm", path, format: "parquet", schema: ajsVariants.f64[1], compression: codec, encoding: ver === "v2" ? "data page v2" : "data page v1" });
   }
+}
+{
+  // Parquet's deprecated LZ4 codec (Hadoop's framing), which arrow-rs
+  // still writes: cpm must refuse it by name.
+  const props = new pw.WriterPropertiesBuilder().setCompression(pw.Compression.LZ4).build();
+  const bytes = pw.writeParquet(pw.Table.fromIPCStream(arrow.tableToIPC(ajsTables.f64, "stream")), props);
+  writeFileSync(join(out, "parquetwasm-lz4-hadoop.parquet"), bytes);
+  add({ name: "parquet-wasm/lz4-hadoop", tool: "parquet-wasm", path: "parquetwasm-lz4-hadoop.parquet", format: "parquet", schema: ajsVariants.f64[1], compression: "LZ4 (deprecated, Hadoop framing)", refused: "LZ4", check: "hyparquet" });
 }
 {
   // Row groups of 64 rows, data pages of at most 512 bytes (written in
@@ -421,7 +442,7 @@ process.stderr.write(`gen.mjs: ${cases.length} cases in ${out}\n`);
 // ---------------------------------------------------------------- self-check
 
 // verify reads every case back with a reader independent of cpm (DuckDB
-// for Parquet, Apache Arrow JS for Arrow IPC, a plain parser for LIBSVM
+// for Parquet, hyparquet for the codec DuckDB does not read, Apache Arrow JS for Arrow IPC, a plain parser for LIBSVM
 // text), whatever its schema (columns by name: label, and features, or
 // index and value lists, or f1..fn), and fails if any differs from the
 // rows of ROWS.json (values compared as float32), so that a case cpm
@@ -437,6 +458,8 @@ async function verify() {
       let b = readFileSync(path);
       if (b[0] === 0x1f && b[1] === 0x8b) b = gunzipSync(b);
       objs = parseSvmlight(b.toString("utf8"));
+    } else if (c.check === "hyparquet") {
+      objs = await parquetReadObjects({ file: await asyncBufferFromFile(path), compressors });
     } else if (c.format === "parquet") {
       const src = c.dir ? join(path, "**", "*.parquet") : path;
       const r = await conn.runAndReadAll(`SELECT * FROM read_parquet('${src}', hive_partitioning = true)`);
@@ -472,9 +495,9 @@ function canonRow(o, zeroBased) {
   if (o.features != null) {
     feats = [];
     for (const f of o.features) feats.push([n(f.index), n(f.value)]);
-  } else if (o.index != null) {
-    const idx = [...o.index].map(n);
-    const val = [...o.value].map(n);
+  } else if ((o.index ?? o.indices) != null) {
+    const idx = [...(o.index ?? o.indices)].map(n);
+    const val = [...(o.value ?? o.values)].map(n);
     feats = idx.map((j, k) => [j, val[k]]);
   } else {
     feats = [];
