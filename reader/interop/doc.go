@@ -11,8 +11,9 @@
 // CRLF, gzipped), and reads every file back with a reader other than cpm
 // to check it. Each variant is one subtest named tool/variant: cpm reads
 // it with its default options (reader.Load, and reader.OpenBlocks, which
-// must agree; a directory of Parquet files file by file, in path order)
-// and must hand out exactly the reference rows (labels, 1-based indices,
+// must agree; a directory of Parquet files as input.Load reads it,
+// checked against its files read one by one in path order) and must hand
+// out exactly the reference rows (labels, 1-based indices,
 // values as float32; rows of a directory compared as a multiset), and a
 // CPM trained on them (K = 2, fixed seed) must be byte-identical to the
 // one trained on the reference file. A variant whose files cannot give

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/polyhedral/cpm/input"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -159,8 +160,9 @@ func caseFiles(t *testing.T, path string, c genCase) []string {
 // default options, as a user would: a file with reader.Load and again
 // block by block (reader.OpenBlocks, 37 rows a block where the format
 // lets the reader choose; LIBSVM text takes another path than Load's
-// parallel parser), which must agree; a directory's Parquet files one by
-// one in path order, their rows joined. The defaults take 0-based indices
+// parallel parser), which must agree; a directory as the commands read
+// it (input.Load: its files in path order, _ and . names skipped), which
+// must give the rows of its Parquet files read one by one in path order. The defaults take 0-based indices
 // as they come: a LIBSVM file that holds an index 0 is read as 0-based,
 // and so is a columnar file whose metadata says cpm.index_base = 0.
 func readCase(t *testing.T, path string, c genCase) *sparsevec.CSR {
@@ -179,7 +181,14 @@ func readCase(t *testing.T, path string, c genCase) *sparsevec.CSR {
 	for _, f := range caseFiles(t, path, c) {
 		all.AppendCSR(readBlocks(t, f))
 	}
-	return all
+	dir, _, err := input.Load(path, input.Config{})
+	if err != nil {
+		t.Fatalf("input.Load of the directory: %v", err)
+	}
+	if d := diffRows(dir, all); d != "" {
+		t.Fatalf("%s: the directory read as one data set (input.Load) differs from its files read one by one in path order: %s", path, d)
+	}
+	return dir
 }
 
 // readBlocks reads the file at path with reader.OpenBlocks.
