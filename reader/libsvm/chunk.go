@@ -281,6 +281,11 @@ func (p *pipeline) read() error {
 			buf = nb
 			c.buf = nb
 		}
+		if rerr != nil && p.ctx.Err() != nil {
+			// A read cut short by the cancellation: the bytes read so far
+			// are not the end of the input and are not handed out.
+			return p.ctx.Err()
+		}
 		switch {
 		case rerr == io.EOF:
 			c.last = true
