@@ -78,7 +78,8 @@
 // or on none (a file that mixes them is an error at the first row that
 // breaks the rule); the LIBSVM writer, the cache and shard.Split carry
 // them, and learners ignore them. The Arrow and Parquet readers and
-// writers have no column for them.
+// writers have no column for them; the writers refuse rows that have them
+// (ErrUnsupported) rather than drop them.
 //
 // # Errors
 //

@@ -2,8 +2,10 @@ package columnar
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/polyhedral/cpm/reader/internal/core"
@@ -83,6 +85,39 @@ func TestBlockWriterNoCopy(t *testing.T) {
 	for i, p := range spy.idx {
 		if want := &m.Idx[m.Ptr[10*i]]; p != want {
 			t.Errorf("batch %d: indices copied (at %p, block's at %p)", i, p, want)
+		}
+	}
+}
+
+// Rows with query ids are refused by both writers, which have no column
+// for them, rather than written without them; nothing is left behind.
+func TestBlockWriterRefusesQid(t *testing.T) {
+	m := &sparsevec.CSR{}
+	m.Append(1, sparsevec.Vector{Idx: []uint32{1}, Val: []float32{2}})
+	m.Append(-1, sparsevec.Vector{Idx: []uint32{2}, Val: []float32{3}})
+	m.Qid = []int64{7, 7}
+	dir := t.TempDir()
+	for _, name := range []string{"x.arrow", "x.parquet"} {
+		path := filepath.Join(dir, name)
+		var w core.BlockWriter
+		var err error
+		if name == "x.parquet" {
+			w, err = CreateParquet(path)
+		} else {
+			w, err = CreateArrow(path, false)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = w.Write(m)
+		if !errors.Is(err, core.ErrUnsupported) || !strings.Contains(err.Error(), "qid") || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: Write of rows with query ids: %v; want ErrUnsupported naming the file and qid", name, err)
+		}
+		if err := w.Close(); err == nil {
+			t.Errorf("%s: Close after the refusal succeeded", name)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: output left behind after the refusal: %v", name, err)
 		}
 	}
 }

@@ -156,6 +156,9 @@ func (w *arrowBlockWriter) Write(b *sparsevec.CSR) error {
 	if err := core.CheckBlock(w.path, w.rows, b); err != nil {
 		return err
 	}
+	if b.HasQid() {
+		return w.fail(fmt.Errorf("the rows have query ids (qid:N), which the Arrow and Parquet schema has no column for; write LIBSVM text or a row cache to keep them: %w", core.ErrUnsupported))
+	}
 	n := b.Rows()
 	for r := range n {
 		if k := b.Ptr[r+1] - b.Ptr[r]; k > w.maxNNZ {
