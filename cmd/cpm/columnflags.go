@@ -47,10 +47,7 @@ func (c *columnFlags) opts() []reader.Option {
 // dense columns as features 1..2 (1=age, 2=income)". It prints nothing
 // for other inputs, or when the file cannot be described (reading it
 // reports why).
-func noteLayout(stderr io.Writer, path string, quiet bool, opts []reader.Option) {
-	if quiet {
-		return
-	}
+func noteLayout(stderr io.Writer, path string, opts []reader.Option) {
 	f, err := reader.DetectFormat(path)
 	if err != nil || !slices.Contains([]reader.Format{reader.ArrowFile, reader.ArrowStream, reader.Parquet}, f) {
 		return

@@ -70,6 +70,37 @@ func TestConvertColumnFlags(t *testing.T) {
 	}
 }
 
+// Every command that reads data names the layout of a dense Parquet file
+// on standard error, once, before its report.
+func TestLayoutLineEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "t.parquet")
+	writeDenseParquet(t, in)
+	m := filepath.Join(dir, "m.model")
+	want := "cpm: " + in + ": label y, dense columns as features 1..2 (1=age, 2=income)\n"
+	for _, args := range [][]string{
+		{"train", "--label-column", "y", "-k", "1", "-i", "100", "-t", in, "-o", m},
+		{"eval", "--label-column", "y", "-m", m, in},
+		{"predict", "--label-column", "y", "-m", m, "-c", in},
+	} {
+		code, _, stderr := cpm(t, args...)
+		if code != 0 || strings.Count(stderr, want) != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want the layout line once", args, code, stderr)
+		}
+	}
+	// cv and tune cannot split two rows into stratified folds; they name
+	// the layout before they say so.
+	for _, args := range [][]string{
+		{"cv", "--label-column", "y", "-k", "1", "-i", "100", "-r", "1", "-f", "2", in},
+		{"tune", "--label-column", "y", "--grid", "C=1,2", "-f", "2", in},
+	} {
+		_, _, stderr := cpm(t, args...)
+		if !strings.HasPrefix(stderr, want) || strings.Count(stderr, want) != 1 {
+			t.Errorf("%v: stderr %q; want it to start with the layout line, once", args, stderr)
+		}
+	}
+}
+
 // TestConvertOutputFlags checks --arrow-compression and --parquet-pages:
 // the defaults (uncompressed Arrow bodies, version 1 Parquet pages), the
 // options, and the refusals.

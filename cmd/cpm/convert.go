@@ -65,7 +65,7 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	}
 	defer o.lim.annotate(&err)
 	if !o.idx {
-		noteData(stderr, "", o.inputs[0])
+		noteData(stderr, "", o.inputs[0], o.lim.opts(ctx))
 	}
 	start := time.Now()
 	src, err := o.openInput(ctx)
@@ -76,9 +76,6 @@ func runConvert(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	source := "" // the input whose identity a cache records: one file
 	if !o.idx && !input.IsShardSet(o.inputs[0]) {
 		source = o.inputs[0]
-	}
-	if !o.idx {
-		noteLayout(stderr, o.inputs[0], false, o.lim.opts(ctx))
 	}
 	dst, err := convertOutput(ctx, o.out, o.format, source, o.compression, o.batchRows, stdout, o.lim, o.cols.opts()...)
 	if err != nil {

@@ -83,7 +83,7 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		return err
 	}
 	if !*quiet {
-		noteData(stderr, "", path)
+		noteData(stderr, "", path, lim.opts(ctx))
 	}
 	data, err := loadData(path, lim.opts(ctx)...)
 	if err != nil {

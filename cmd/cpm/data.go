@@ -39,8 +39,11 @@ func loadData(path string, opts ...reader.Option) (*sparsevec.CSR, error) {
 //
 // flag names the flag that gave path ("" for a positional argument). A
 // path that does not resolve is left to the command's reading to report.
-func noteData(w io.Writer, flag, path string) {
+// For one Arrow or Parquet file it writes the line of noteLayout instead
+// (with opts, the reader options of the command).
+func noteData(w io.Writer, flag, path string, opts []reader.Option) {
 	if !input.IsShardSet(path) {
+		noteLayout(w, path, opts)
 		return
 	}
 	src, err := input.Resolve(path)

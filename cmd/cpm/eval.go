@@ -169,7 +169,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if err := checkOutputs(outputPath{flag: "-s", path: *scores, stdout: true, inputs: []string{*modelPath, *dataPath}}); err != nil {
 		return err
 	}
-	noteData(stderr, "-c", *dataPath)
+	noteData(stderr, "-c", *dataPath, lim.opts(ctx))
 	return scoreWithModel(ctx, reportTo(stdout, stderr, *scores), *modelPath, *dataPath, *scores, so, mem.v(), lim.opts(ctx)...)
 }
 
@@ -228,7 +228,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return err
 	}
-	noteData(stderr, "", fs.Arg(0))
+	noteData(stderr, "", fs.Arg(0), lim.opts(ctx))
 	res, err := evaluate(ctx, m, fs.Arg(0), "", scoreOpts{metrics: *jsonOut != ""}, lim.opts(ctx)...)
 	if err != nil {
 		return err

@@ -177,7 +177,7 @@ func (o *trainOptions) scoreModel(ctx context.Context, stdout, stderr io.Writer)
 	if err := checkOutputs(outputPath{flag: "-s", path: o.scoresOut, stdout: true, inputs: []string{o.modelIn, o.test}}); err != nil {
 		return err
 	}
-	noteData(stderr, "-c", o.test)
+	noteData(stderr, "-c", o.test, o.lim.opts(ctx))
 	return scoreWithModel(ctx, reportTo(stdout, stderr, o.scoresOut), o.modelIn, o.test, o.scoresOut, scoreOpts{}, o.mem.v(), o.lim.opts(ctx)...)
 }
 

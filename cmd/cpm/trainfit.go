@@ -85,9 +85,8 @@ func (run *trainRun) close(err *error) {
 // hashing each block's rows with --hash-bits.
 func (o *trainOptions) trainStream(ctx context.Context, stderr io.Writer, met *trainMetrics) (*model.Model, *learner.Report, error) {
 	if !o.quiet {
-		noteData(stderr, "-t", o.train)
+		noteData(stderr, "-t", o.train, o.lim.opts(ctx))
 	}
-	noteLayout(stderr, o.train, o.quiet, o.lim.opts(ctx))
 	in, err := input.Open(o.train, input.Config{Cache: o.cachePath, Readers: o.readers, SpillLimit: int64(o.spillLimit.v)}, o.lim.opts(ctx)...)
 	if err != nil {
 		return nil, nil, err
@@ -186,9 +185,8 @@ func (o *trainOptions) trainNATS(ctx context.Context, stderr io.Writer, data *sp
 // and the cache written on the way).
 func (o *trainOptions) load(ctx context.Context, stderr io.Writer) (*sparsevec.CSR, error) {
 	if !o.quiet {
-		noteData(stderr, "-t", o.train)
+		noteData(stderr, "-t", o.train, o.lim.opts(ctx))
 	}
-	noteLayout(stderr, o.train, o.quiet, o.lim.opts(ctx))
 	if o.cachePath == "" {
 		return loadData(o.train, o.lim.opts(ctx)...)
 	}

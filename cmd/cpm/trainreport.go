@@ -186,7 +186,7 @@ func (o *trainOptions) writeOutputs(ctx context.Context, stdout, stderr io.Write
 	}
 	if o.test != "" {
 		if !o.quiet {
-			noteData(stderr, "-c", o.test)
+			noteData(stderr, "-c", o.test, o.lim.opts(ctx))
 		}
 		start := time.Now()
 		res, err := evaluate(ctx, m, o.test, o.scoresOut, scoreOpts{metrics: m.Calibration != nil}, o.lim.opts(ctx)...)

@@ -222,7 +222,7 @@ type tuneData struct {
 func (o *tuneOptions) load(ctx context.Context, stderr io.Writer) (*tuneData, tune.Config, error) {
 	cfg := tune.Config{Workers: o.workers, MaxMemory: o.mem.v(), Seed: o.lf.seed, Seeds: o.seeds}
 	if !o.quiet {
-		noteData(stderr, "", o.data)
+		noteData(stderr, "", o.data, o.lim.opts(ctx))
 	}
 	all, err := loadData(o.data, o.lim.opts(ctx)...)
 	if err != nil {
@@ -237,7 +237,7 @@ func (o *tuneOptions) load(ctx context.Context, stderr io.Writer) (*tuneData, tu
 		d.method = fmt.Sprintf("holdout %g (%d rows) x %d seed(s)", o.holdout, d.valid.Rows(), o.seeds)
 	case o.valid != "":
 		if !o.quiet {
-			noteData(stderr, "--valid", o.valid)
+			noteData(stderr, "--valid", o.valid, o.lim.opts(ctx))
 		}
 		if d.valid, err = loadData(o.valid, o.lim.opts(ctx)...); err != nil {
 			return nil, cfg, fmt.Errorf("--valid: %w", err)

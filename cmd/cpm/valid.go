@@ -76,7 +76,7 @@ func (v *validFlags) load(spec *learner.Spec, data **sparsevec.CSR, stderr io.Wr
 	} else {
 		var err error
 		if !quiet {
-			noteData(stderr, "--valid", v.file)
+			noteData(stderr, "--valid", v.file, opts)
 		}
 		if valid, err = loadData(v.file, opts...); err != nil {
 			return fmt.Errorf("--valid: %w", err)
