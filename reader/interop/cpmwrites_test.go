@@ -42,16 +42,20 @@ type readLine struct {
 
 // cpmOutputs are the files TestCPMWritesToolsRead writes: every
 // compression cpm convert offers for Parquet and Arrow IPC.
-var cpmOutputs = []struct{ name, compression string }{
-	{"cpm-zstd.parquet", "zstd"},
-	{"cpm-snappy.parquet", "snappy"},
-	{"cpm-none.parquet", "none"},
-	{"cpm-zstd.arrow", "zstd"},
-	{"cpm-lz4.arrow", "lz4"},
-	{"cpm-none.arrow", "none"},
-	{"cpm-zstd.arrows", "zstd"},
-	{"cpm-lz4.arrows", "lz4"},
-	{"cpm-none.arrows", "none"},
+var cpmOutputs = []struct {
+	name, compression string
+	pages             int // Parquet data page version; 0: the writer's default (1)
+}{
+	{"cpm-zstd.parquet", "zstd", 0},
+	{"cpm-snappy.parquet", "snappy", 0},
+	{"cpm-none.parquet", "none", 0},
+	{"cpm-zstd-v2.parquet", "zstd", 2},
+	{"cpm-zstd.arrow", "zstd", 0},
+	{"cpm-lz4.arrow", "lz4", 0},
+	{"cpm-none.arrow", "none", 0},
+	{"cpm-zstd.arrows", "zstd", 0},
+	{"cpm-lz4.arrows", "lz4", 0},
+	{"cpm-none.arrows", "none", 0},
 }
 
 // minReaders is the fewest independent tools that must read each file.
@@ -68,7 +72,11 @@ func TestCPMWritesToolsRead(t *testing.T) {
 	for _, o := range cpmOutputs {
 		p := filepath.Join(dir, o.name)
 		// Batches of 64 rows: several record batches and row groups.
-		writeCPM(t, p, ref, reader.WithCompression(o.compression), reader.WithBatchRows(64))
+		opts := []reader.Option{reader.WithCompression(o.compression), reader.WithBatchRows(64)}
+		if o.pages != 0 {
+			opts = append(opts, reader.WithParquetPageVersion(o.pages))
+		}
+		writeCPM(t, p, ref, opts...)
 		paths = append(paths, p)
 	}
 	out := runNode(t, node, "read.mjs", paths...)
