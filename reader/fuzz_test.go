@@ -105,7 +105,17 @@ func FuzzLoad(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Open once, then not: %v", err)
 		}
-		s := libsvm.NewScanner(rc, path, fuzzOpts...)
+		// The Scanner reads an io.Reader, which auto cannot scan ahead: give
+		// it the file's own decision, as Load and Stream make it.
+		zb, err := IsZeroBased(path, fuzzOpts...)
+		if err != nil {
+			t.Fatalf("IsZeroBased: %v", err)
+		}
+		mode := ZeroBasedNo
+		if zb {
+			mode = ZeroBasedYes
+		}
+		s := libsvm.NewScanner(rc, path, append(fuzzOpts[:len(fuzzOpts):len(fuzzOpts)], WithZeroBased(mode))...)
 		scanned := new(sparsevec.CSR)
 		for s.Scan() {
 			scanned.Append(s.Label(), s.Row())
