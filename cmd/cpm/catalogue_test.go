@@ -328,6 +328,12 @@ func TestCatalogueCompressed(t *testing.T) {
 				in := fx.write(t, c.codec+"-"+d.name, data)
 				out := t.TempDir()
 				for _, args := range readCommands(fx, in, out) {
+					if c.codec == "bzip2" && args[0] == "convert" {
+						// The bzip2 fixture's rows have query ids, which
+						// Parquet output refuses at its first block,
+						// before the damage is read: convert to text.
+						args[len(args)-1] = filepath.Join(out, "x.libsvm.zst")
+					}
 					code, _, errs := cpm(t, args...)
 					wantFailure(t, args, code, errs, in+":")
 					// A corrupt stream may decode to bad text first; a
