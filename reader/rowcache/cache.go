@@ -177,9 +177,9 @@ func noEOF(err error) error {
 // Check reports whether the cache file at cachePath was built from the
 // source file as it is now: same size, modification time and first 64 KiB,
 // and the same WithMaxIndex and WithZeroBased. It returns nil for a usable
-// cache, an error wrapping ErrStale that says what changed (a cache of an
-// earlier version of the format is stale too: a *Error wrapping ErrStale
-// and ErrCorrupt), an error wrapping os.ErrNotExist when there is no
+// cache, an error wrapping ErrStale that says what changed (a cache whose
+// format version is not this package's is stale too: a *Error wrapping
+// ErrStale and ErrCorrupt), an error wrapping os.ErrNotExist when there is no
 // cache, or a *Error for a damaged one.
 // Only the header is read: block checksums are verified as the cache is
 // read.
