@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/polyhedral/cpm/kperceptron/internal/kvec"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -126,6 +127,31 @@ func (f *kernelFn) eval(x, y sparsevec.Vector, xx, yy float64) float64 {
 		return math.Exp(-d2 * f.gamma)
 	}
 	return dot
+}
+
+// finish turns inner products into kernel values in place: dst[r] = x_r·y
+// becomes k(x_r, y), with xx[r] = ‖x_r‖² and yy = ‖y‖² (read by the RBF
+// kernel only; xx must have len(dst) entries). Each value is bit-identical
+// to eval's: the same float64 operations in the same order, with
+// kvec.Exp, which equals math.Exp bit for bit, doing the exponentials of
+// the whole slice at once.
+func (f *kernelFn) finish(dst, xx []float64, yy float64) {
+	switch f.kind {
+	case PolyKernel:
+		for r, dot := range dst {
+			dst[r] = kernelPowi(dot+f.coef0, f.degree)
+		}
+	case RBFKernel:
+		xx = xx[:len(dst)]
+		for r, dot := range dst {
+			d2 := xx[r] + yy - 2*dot
+			if d2 < 0 {
+				d2 = 0
+			}
+			dst[r] = -d2 * f.gamma
+		}
+		kvec.Exp(dst)
+	}
 }
 
 // kernelPowi returns b^n for n >= 0 by binary exponentiation (the same product

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/polyhedral/cpm/kperceptron/internal/kvec"
 	"github.com/polyhedral/cpm/linear"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/sparsevec"
@@ -246,6 +247,7 @@ type kernelTrainer struct {
 	beta  []float64
 	alpha []int32 // row-major: alpha[q*nc+i]
 	cache kernelCache
+	dots  rowDots // inner products of one row with every training row
 	evals int64
 	err   error // sticky: a kernel value or decision value went non-finite
 }
@@ -282,7 +284,7 @@ func newKernelTrainer(cfg Config, data *sparsevec.CSR, cacheRows int) (*kernelTr
 	if cells := int64(n) * int64(len(labels)); len(labels) > 2 && cells > kernelMaxCells {
 		return nil, fmt.Errorf("%d rows × %d classes = %d decision values, more than %d", n, len(labels), cells, int64(kernelMaxCells))
 	}
-	t := &kernelTrainer{data: data, kf: cfg.Kernel.fn(), n: n, cls: make([]int32, n), sq: make([]float64, n)}
+	t := &kernelTrainer{data: data, kf: cfg.Kernel.fn(), n: n, cls: make([]int32, n), sq: make([]float64, n), dots: newRowDots(data)}
 	if len(labels) == 2 {
 		t.classes, t.nc = []float32{labels[1], labels[0]}, 1
 		for q, y := range data.Labels {
@@ -370,15 +372,10 @@ func (t *kernelTrainer) step(q int) bool {
 		krow := t.kernelRow(q)
 		t.alpha[q] += int32(y)
 		t.beta[0] += y
-		col := t.f[:len(krow)]
 		if y > 0 {
-			for r, k := range krow {
-				col[r] += k
-			}
+			kvec.Add(t.f[:len(krow)], krow)
 		} else {
-			for r, k := range krow {
-				col[r] -= k
-			}
+			kvec.Sub(t.f[:len(krow)], krow)
 		}
 		return true
 	}
@@ -408,32 +405,28 @@ func (t *kernelTrainer) step(q int) bool {
 	t.alpha[q*t.nc+j]--
 	t.beta[i]++
 	t.beta[j]--
-	ci := t.f[i*n : i*n+n]
-	cj := t.f[j*n : j*n+n]
-	ci, cj = ci[:len(krow)], cj[:len(krow)]
-	for r, k := range krow {
-		ci[r] += k
-		cj[r] -= k
-	}
+	kvec.Add(t.f[i*n:i*n+n], krow)
+	kvec.Sub(t.f[j*n:j*n+n], krow)
 	return true
 }
 
 // kernelRow returns k(x_r, x_q) for every training row r, from the cache
-// or computed into it. The row is valid until the next call.
+// or computed into it. The row is valid until the next call. A computed
+// row takes the inner products x_r·x_q by one sweep (rowDots), then the
+// kernel values (kernelFn.finish); each value equals
+// kernelFn.eval(x_r, x_q, ‖x_r‖², ‖x_q‖²) bit for bit.
 func (t *kernelTrainer) kernelRow(q int) []float64 {
 	row, hit := t.cache.get(q)
 	if hit {
 		return row
 	}
-	xq, qq := t.data.Row(q), t.sq[q]
-	sq := t.sq[:len(row)]
+	t.dots.dots(row, t.data.Row(q))
+	t.kf.finish(row, t.sq, t.sq[q])
+	t.evals += int64(len(row))
 	var sum float64
-	for r := range row {
-		k := t.kf.eval(t.data.Row(r), xq, sq[r], qq)
-		row[r] = k
+	for _, k := range row {
 		sum += k
 	}
-	t.evals += int64(len(row))
 	if math.IsNaN(sum) || math.IsInf(sum, 0) {
 		for r, k := range row {
 			if math.IsNaN(k) || math.IsInf(k, 0) {
@@ -576,6 +569,8 @@ type Predictor struct {
 	nc     int
 	sq     []float64 // ‖sv_s‖²
 	scores []float64 // nc decision values
+	ks     []float64 // k(sv_s, x) of the row being predicted
+	dots   rowDots   // inner products of x with the support rows
 }
 
 // NewPredictor returns a predictor for p, which must be consistent
@@ -591,7 +586,10 @@ func (p *Perceptron) NewPredictor() *Predictor {
 	if nc < 1 || len(p.Alpha) != nsv*nc || (!p.Multiclass && nc != 1) || len(p.Classes) < 2 {
 		panic(fmt.Sprintf("kperceptron: inconsistent kernel perceptron: %d support rows, %d alphas, %d betas, %d classes", nsv, len(p.Alpha), nc, len(p.Classes)))
 	}
-	kp := &Predictor{p: p, kf: p.Kernel.fn(), nc: nc, sq: make([]float64, nsv), scores: make([]float64, nc)}
+	kp := &Predictor{p: p, kf: p.Kernel.fn(), nc: nc, sq: make([]float64, nsv), scores: make([]float64, nc), ks: make([]float64, nsv)}
+	if nsv > 0 {
+		kp.dots = newRowDots(p.SV)
+	}
 	for s := range nsv {
 		kp.sq[s] = p.SV.Row(s).SqNorm()
 	}
@@ -631,14 +629,19 @@ func (kp *Predictor) decisions(x sparsevec.Vector) []float64 {
 	clear(f)
 	nc := kp.nc
 	alpha := kp.p.Alpha
-	sv := kp.p.SV
-	for s, ss := range kp.sq {
-		k := kp.kf.eval(sv.Row(s), x, ss, xx)
-		a := alpha[s*nc : s*nc+nc]
-		a = a[:len(f)]
-		for i, v := range a {
-			f[i] += float64(v) * k
+	ks := kp.ks
+	if len(ks) > 0 {
+		kp.dots.dots(ks, x)
+		kp.kf.finish(ks, kp.sq, xx)
+	}
+	// f_i = Σ_s α_s^i k(sv_s, x), summed in support-row order, in a
+	// register for each class in turn.
+	for i := range f {
+		var fi float64
+		for s, k := range ks {
+			fi += float64(alpha[s*nc+i]) * k
 		}
+		f[i] = fi
 	}
 	for i, b := range kp.p.Beta[:len(f)] {
 		f[i] += float64(b)

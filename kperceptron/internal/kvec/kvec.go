@@ -1,0 +1,63 @@
+// Package kvec holds the vector kernels of the kernel perceptron, each
+// bit-identical to the scalar loop it replaces: an in-place exponential
+// (math.Exp), dst += float64(x)·a with the product and the sum each
+// rounded, and the element-wise sum and difference of float64 slices. On
+// amd64 with AVX2 (and FMA, for Exp) they work on four values at a time;
+// IEEE arithmetic rounds each lane exactly as the scalar operation.
+//
+// The Go code rounds every product explicitly (float64(x·y)), so that the
+// compiler cannot fuse a multiply and an add into an FMA (it may when
+// GOAMD64=v3): the result does not depend on the build.
+package kvec
+
+import "math"
+
+// Exp sets x[i] = math.Exp(x[i]) for every i, bit for bit: on amd64 with
+// AVX2 and FMA four values at a time by the same sequence of operations
+// as math.Exp there (a port of its FMA path), elsewhere by math.Exp.
+func Exp(x []float64) {
+	for len(x) > 0 {
+		x = x[expBlocks(x):]
+		m := min(len(x), 4)
+		for i, v := range x[:m] {
+			x[i] = math.Exp(v)
+		}
+		x = x[m:]
+	}
+}
+
+// AddScaled sets dst[i] += float64(x[i])·a for every i < len(dst): the
+// product rounded to float64, then the sum. It panics if len(x) <
+// len(dst).
+func AddScaled(dst []float64, x []float32, a float64) {
+	x = x[:len(dst)]
+	n := addScaledBlocks(dst, x, a)
+	addScaledGeneric(dst[n:], x[n:], a)
+}
+
+func addScaledGeneric(dst []float64, x []float32, a float64) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		dst[i] += float64(float64(v) * a)
+	}
+}
+
+// Add sets dst[i] += src[i] for every i < len(dst). It panics if len(src)
+// < len(dst).
+func Add(dst, src []float64) {
+	src = src[:len(dst)]
+	n := addBlocks(dst, src, false)
+	for i := n; i < len(dst); i++ {
+		dst[i] += src[i]
+	}
+}
+
+// Sub sets dst[i] -= src[i] for every i < len(dst). It panics if len(src)
+// < len(dst).
+func Sub(dst, src []float64) {
+	src = src[:len(dst)]
+	n := addBlocks(dst, src, true)
+	for i := n; i < len(dst); i++ {
+		dst[i] -= src[i]
+	}
+}
