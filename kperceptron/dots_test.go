@@ -5,9 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"syscall"
 	"testing"
 
+	"github.com/polyhedral/cpm/kperceptron/internal/threadcpu"
 	"github.com/polyhedral/cpm/learner/learnertest"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -226,16 +226,6 @@ func TestKernelRowDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// threadCPU returns the CPU time of the calling OS thread in nanoseconds
-// (0 where the platform does not report it).
-func threadCPU() int64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru) != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
-}
-
 // BenchmarkKernelRow computes kernel rows with a one-row cache, so that
 // every call computes a whole row: of 2048 MNIST-shaped rows (~150
 // nonzeros each, "mnist") and of breast-cancer scaled to [0, 1] (683
@@ -263,7 +253,7 @@ func BenchmarkKernelRow(b *testing.B) {
 				b.ReportAllocs()
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
-				cpu0 := threadCPU()
+				cpu0 := threadcpu.Nanos()
 				q := 0
 				for b.Loop() {
 					tr.kernelRow(q)
@@ -273,7 +263,7 @@ func BenchmarkKernelRow(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/evals, "ns/eval")
 				// The thread's CPU time: on a shared machine it varies less
 				// than the wall time.
-				b.ReportMetric(float64(threadCPU()-cpu0)/evals, "cpu-ns/eval")
+				b.ReportMetric(float64(threadcpu.Nanos()-cpu0)/evals, "cpu-ns/eval")
 			})
 		}
 	}
@@ -299,6 +289,24 @@ func TestRowDotsMatchesMerge(t *testing.T) {
 					t.Fatalf("row %d: %v, merge %v\nx %v\ny %v", r, dst[r], want, m.Row(r), y)
 				}
 			}
+		}
+	}
+}
+
+func TestAllFinite(t *testing.T) {
+	for _, tc := range []struct {
+		x    []float64
+		want bool
+	}{
+		{nil, true},
+		{[]float64{1, 2, 3}, true},
+		{[]float64{1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308, 1e308}, false}, // overflow: a false alarm the scan settles
+		{[]float64{1, 2, 3, 4, 5, math.NaN()}, false},
+		{[]float64{1, 2, 3, 4, 5, 6, 7, 8, math.Inf(-1)}, false},
+		{[]float64{math.Inf(1), 0, 0, 0, math.Inf(-1)}, false},
+	} {
+		if got := allFinite(tc.x); got != tc.want {
+			t.Errorf("allFinite(%v) = %v, want %v", tc.x, got, tc.want)
 		}
 	}
 }

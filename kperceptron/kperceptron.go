@@ -423,11 +423,7 @@ func (t *kernelTrainer) kernelRow(q int) []float64 {
 	t.dots.dots(row, t.data.Row(q))
 	t.kf.finish(row, t.sq, t.sq[q])
 	t.evals += int64(len(row))
-	var sum float64
-	for _, k := range row {
-		sum += k
-	}
-	if math.IsNaN(sum) || math.IsInf(sum, 0) {
+	if !allFinite(row) {
 		for r, k := range row {
 			if math.IsNaN(k) || math.IsInf(k, 0) {
 				t.err = fmt.Errorf("kernel value of rows %d and %d is %v (overflow: scale the features or lower the degree)", r, q, k)
@@ -437,6 +433,28 @@ func (t *kernelTrainer) kernelRow(q int) []float64 {
 		}
 	}
 	return row
+}
+
+// allFinite reports whether no value of x is NaN or ±Inf: then four
+// running sums, each over every fourth value, stay finite unless they
+// overflow (a false alarm, which the caller's scan settles), and a
+// non-finite value makes its sum non-finite. The four sums are
+// independent chains of additions.
+func allFinite(x []float64) bool {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := (*[4]float64)(x[i : i+4])
+		s0 += v[0]
+		s1 += v[1]
+		s2 += v[2]
+		s3 += v[3]
+	}
+	for _, v := range x[i:] {
+		s0 += v
+	}
+	s := s0*0 + s1*0 + s2*0 + s3*0 // NaN iff some sum is not finite
+	return s == 0
 }
 
 // result returns the trained model: the rows with a nonzero coefficient

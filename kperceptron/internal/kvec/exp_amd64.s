@@ -153,36 +153,13 @@ GLOBL expc<>(SB), RODATA|NOPTR, $544
 	VANDPD	mask, x, x                           // +0 in the lanes below -800
 
 // func expAVX2(x []float64) (done int)
-//
-// Two blocks per step while both are on the vector path (their chains of
-// dependent operations then overlap), then one.
 TEXT ·expAVX2(SB), NOSPLIT, $0-32
 	MOVQ	x_base+0(FP), SI
 	MOVQ	x_len+8(FP), CX
-	MOVQ	CX, BX
-	ANDQ	$-8, BX
 	ANDQ	$-4, CX
 	XORQ	AX, AX
 
-loop8:
-	CMPQ	AX, BX
-	JAE	loop4
-	VMOVUPD	(SI)(AX*8), Y0
-	VMOVUPD	32(SI)(AX*8), Y8
-	EXP_CHECK(Y0, Y5, Y6)
-	EXP_CHECK(Y8, Y13, Y14)
-	VANDPD	Y6, Y14, Y14
-	VMOVMSKPD	Y14, DX
-	CMPL	DX, $15
-	JNE	loop4
-	EXP_BLOCK(Y0, Y5, X2, Y2, Y3, Y4)
-	EXP_BLOCK(Y8, Y13, X10, Y10, Y11, Y12)
-	VMOVUPD	Y0, (SI)(AX*8)
-	VMOVUPD	Y8, 32(SI)(AX*8)
-	ADDQ	$8, AX
-	JMP	loop8
-
-loop4:
+loop:
 	CMPQ	AX, CX
 	JAE	done
 	VMOVUPD	(SI)(AX*8), Y0
@@ -193,7 +170,7 @@ loop4:
 	EXP_BLOCK(Y0, Y5, X2, Y2, Y3, Y4)
 	VMOVUPD	Y0, (SI)(AX*8)
 	ADDQ	$4, AX
-	JMP	loop4
+	JMP	loop
 
 done:
 	VZEROUPPER
