@@ -1,6 +1,8 @@
 package kperceptron
 
 import (
+	"math"
+
 	"github.com/polyhedral/cpm/kperceptron/internal/kvec"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -26,7 +28,9 @@ import (
 // only: training rows are checked) is merged row by row instead. The
 // other columns are stored as (row, value) lists. A matrix whose largest
 // index is large compared with its number of nonzeros (above 2^16 and
-// above twice the nonzeros) gets no copy and is always merged.
+// above twice the nonzeros) gets no copy and is always merged. The copy
+// takes 8 bytes per sparse entry and 4 bytes per row of each dense
+// column, at most 8 bytes per nonzero of the matrix.
 type rowDots struct {
 	m      *sparsevec.CSR
 	colPtr []int     // the sparse entries of column j are colPtr[j] to colPtr[j+1]; nil: merge
@@ -42,7 +46,8 @@ type rowDots struct {
 const rowDotsMaxDim = 1 << 16
 
 // newRowDots returns a rowDots over m, whose rows must be strictly
-// ascending (checkKernelRows) and whose row count must fit in an int32.
+// ascending (checkKernelRows). A matrix of more than 2^31−1 rows is
+// merged.
 func newRowDots(m *sparsevec.CSR) rowDots {
 	n := m.Rows()
 	lo, hi := m.Ptr[0], m.Ptr[n]
@@ -51,7 +56,7 @@ func newRowDots(m *sparsevec.CSR) rowDots {
 		dim = max(dim, int(j)+1)
 	}
 	d := rowDots{m: m}
-	if nnz := hi - lo; dim > max(rowDotsMaxDim, 2*nnz) {
+	if nnz := hi - lo; dim > max(rowDotsMaxDim, 2*nnz) || n > math.MaxInt32 {
 		return d
 	}
 	count := make([]int, dim)

@@ -198,8 +198,11 @@ type Report struct {
 //
 // Besides the kernel-row cache (Config.CacheMB) training holds, per
 // training row and class, the current decision value (8 bytes) and the
-// coefficient (4 bytes). A row visit costs O(nc); a mistake costs one
-// kernel row (n kernel evaluations on a cache miss) and O(n) additions.
+// coefficient (4 bytes), and a column-major copy of the data (about 8
+// bytes per nonzero; see rowDots). A row visit costs O(nc); a mistake
+// costs one kernel row on a cache miss (a sweep over the nonzeros of the
+// data that share a feature with the mistaken row, then n kernel values)
+// and O(n) additions.
 //
 // Bad input is an error, never a panic: no rows, fewer than 2 distinct
 // labels, more than 2^16 labels or 2^31 rows × classes, non-finite labels
@@ -435,11 +438,12 @@ func (t *kernelTrainer) kernelRow(q int) []float64 {
 	return row
 }
 
-// allFinite reports whether no value of x is NaN or ±Inf: then four
-// running sums, each over every fourth value, stay finite unless they
-// overflow (a false alarm, which the caller's scan settles), and a
-// non-finite value makes its sum non-finite. The four sums are
-// independent chains of additions.
+// allFinite reports true if no value of x is NaN or ±Inf, and false if
+// one is; it may also report false for finite values whose sum
+// overflows, which the caller's scan then settles. It keeps four running
+// sums, each over every fourth value (independent chains of additions):
+// a non-finite value makes its sum non-finite, and s·0 is NaN exactly
+// for a non-finite s.
 func allFinite(x []float64) bool {
 	var s0, s1, s2, s3 float64
 	i := 0
@@ -577,8 +581,9 @@ func (c *kernelCache) pushFront(s int32) {
 	c.head = s
 }
 
-// Predictor predicts with a Perceptron. It holds scratch space
-// and the support rows' squared norms, so it is not safe for concurrent
+// Predictor predicts with a Perceptron. It holds scratch space, the
+// support rows' squared norms and a column-major copy of the support rows
+// (about 8 bytes per nonzero), so it is not safe for concurrent
 // use; make one per goroutine (they share the perceptron read-only). The
 // perceptron must not change while a predictor uses it.
 type Predictor struct {
