@@ -120,11 +120,7 @@ func (f *kernelFn) eval(x, y sparsevec.Vector, xx, yy float64) float64 {
 	case PolyKernel:
 		return kernelPowi(dot+f.coef0, f.degree)
 	case RBFKernel:
-		d2 := xx + yy - 2*dot
-		if d2 < 0 {
-			d2 = 0
-		}
-		return math.Exp(-d2 * f.gamma)
+		return math.Exp(kvec.RBFArg(dot, xx, yy, f.gamma))
 	}
 	return dot
 }
@@ -132,9 +128,9 @@ func (f *kernelFn) eval(x, y sparsevec.Vector, xx, yy float64) float64 {
 // finish turns inner products into kernel values in place: dst[r] = x_r·y
 // becomes k(x_r, y), with xx[r] = ‖x_r‖² and yy = ‖y‖² (read by the RBF
 // kernel only; xx must have len(dst) entries). Each value is bit-identical
-// to eval's: the same float64 operations in the same order, with
-// kvec.Exp, which equals math.Exp bit for bit, doing the exponentials of
-// the whole slice at once.
+// to eval's: the same float64 operations in the same order, the RBF
+// kernel's by kvec.RBFKernel, which equals math.Exp(kvec.RBFArg(…)) bit
+// for bit and does a whole slice at once.
 func (f *kernelFn) finish(dst, xx []float64, yy float64) {
 	switch f.kind {
 	case PolyKernel:
@@ -142,15 +138,7 @@ func (f *kernelFn) finish(dst, xx []float64, yy float64) {
 			dst[r] = kernelPowi(dot+f.coef0, f.degree)
 		}
 	case RBFKernel:
-		xx = xx[:len(dst)]
-		for r, dot := range dst {
-			d2 := xx[r] + yy - 2*dot
-			if d2 < 0 {
-				d2 = 0
-			}
-			dst[r] = -d2 * f.gamma
-		}
-		kvec.Exp(dst)
+		kvec.RBFKernel(dst, xx, yy, f.gamma)
 	}
 }
 

@@ -109,7 +109,12 @@ DATA expc<>+528(SB)/4, $1023
 DATA expc<>+532(SB)/4, $1023
 DATA expc<>+536(SB)/4, $1023
 DATA expc<>+540(SB)/4, $1023
-GLOBL expc<>(SB), RODATA|NOPTR, $544
+// +544: sign bit
+DATA expc<>+544(SB)/8, $0x8000000000000000
+DATA expc<>+552(SB)/8, $0x8000000000000000
+DATA expc<>+560(SB)/8, $0x8000000000000000
+DATA expc<>+568(SB)/8, $0x8000000000000000
+GLOBL expc<>(SB), RODATA|NOPTR, $576
 
 // EXP_CHECK sets mask to the lanes of x on the normal path and ok to
 // those or the lanes giving +0 (x < -800).
@@ -175,4 +180,45 @@ loop:
 done:
 	VZEROUPPER
 	MOVQ	AX, done+24(FP)
+	RET
+
+// func rbfAVX2(dst, xx []float64, yy, gamma float64) (done int)
+//
+// Per lane, as kernelFn.eval: d2 = (xx + yy) - (dot + dot); d2 = 0 where
+// d2 < 0 (ordered: NaN stays); arg = (-d2)·gamma; then exp(arg) as
+// expAVX2, stopping before a block expAVX2 would stop at (with dst
+// unchanged there). len(xx) >= len(dst).
+TEXT ·rbfAVX2(SB), NOSPLIT, $0-72
+	MOVQ	dst_base+0(FP), SI
+	MOVQ	dst_len+8(FP), CX
+	MOVQ	xx_base+24(FP), DI
+	VBROADCASTSD	yy+48(FP), Y8
+	VBROADCASTSD	gamma+56(FP), Y9
+	VXORPD	Y10, Y10, Y10 // +0
+	ANDQ	$-4, CX
+	XORQ	AX, AX
+
+rbfloop:
+	CMPQ	AX, CX
+	JAE	rbfdone
+	VMOVUPD	(SI)(AX*8), Y0       // dot
+	VADDPD	Y0, Y0, Y0          // 2·dot
+	VADDPD	(DI)(AX*8), Y8, Y1   // xx + yy
+	VSUBPD	Y0, Y1, Y1           // d2
+	VCMPPD	$0x11, Y10, Y1, Y6   // d2 < 0, ordered
+	VANDNPD	Y1, Y6, Y1           // 0 there
+	VXORPD	expc<>+544(SB), Y1, Y1 // -d2
+	VMULPD	Y9, Y1, Y0           // arg
+	EXP_CHECK(Y0, Y5, Y6)
+	VMOVMSKPD	Y6, DX
+	CMPL	DX, $15
+	JNE	rbfdone
+	EXP_BLOCK(Y0, Y5, X2, Y2, Y3, Y4)
+	VMOVUPD	Y0, (SI)(AX*8)
+	ADDQ	$4, AX
+	JMP	rbfloop
+
+rbfdone:
+	VZEROUPPER
+	MOVQ	AX, done+64(FP)
 	RET

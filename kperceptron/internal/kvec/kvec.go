@@ -26,6 +26,34 @@ func Exp(x []float64) {
 	}
 }
 
+// RBFArg returns the exponent of the RBF kernel from the inner product
+// dot = x·y and the squared norms xx = ‖x‖², yy = ‖y‖²:
+//
+//	‖x−y‖² = xx + yy − 2·dot, clamped at 0 against rounding;  −‖x−y‖²·γ.
+func RBFArg(dot, xx, yy, gamma float64) float64 {
+	d2 := xx + yy - 2*dot
+	if d2 < 0 {
+		d2 = 0
+	}
+	return -d2 * gamma
+}
+
+// RBFKernel sets dst[r] = math.Exp(RBFArg(dst[r], xx[r], yy, gamma)) for
+// every r, bit for bit (on amd64 with AVX2 and FMA four at a time, as
+// Exp). It panics if len(xx) < len(dst).
+func RBFKernel(dst, xx []float64, yy, gamma float64) {
+	xx = xx[:len(dst)]
+	for len(dst) > 0 {
+		n := rbfBlocks(dst, xx, yy, gamma)
+		dst, xx = dst[n:], xx[n:]
+		m := min(len(dst), 4)
+		for i, dot := range dst[:m] {
+			dst[i] = math.Exp(RBFArg(dot, xx[i], yy, gamma))
+		}
+		dst, xx = dst[m:], xx[m:]
+	}
+}
+
 // AddScaled sets dst[i] += float64(x[i])·a for every i < len(dst): the
 // product rounded to float64, then the sum. It panics if len(x) <
 // len(dst).

@@ -49,6 +49,22 @@ func addScaledBlocks(dst []float64, x []float32, a float64) int {
 	return len(dst) &^ 7
 }
 
+// rbfAVX2 sets dst[i] = RBF(dst[i], xx[i], yy, gamma) for the whole
+// blocks of 4 from the start of dst, stopping where expAVX2 would, and
+// returns how many values it did; len(xx) >= len(dst).
+//
+//go:noescape
+func rbfAVX2(dst, xx []float64, yy, gamma float64) (done int)
+
+// rbfBlocks returns how many values from the start of dst RBF did (a
+// multiple of 4, possibly 0).
+func rbfBlocks(dst, xx []float64, yy, gamma float64) int {
+	if !useAVX2 {
+		return 0
+	}
+	return rbfAVX2(dst, xx, yy, gamma)
+}
+
 // expBlocks returns how many values from the start of x were set to their
 // exponential (a multiple of 4, possibly 0).
 func expBlocks(x []float64) int {

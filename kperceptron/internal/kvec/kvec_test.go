@@ -79,6 +79,46 @@ func FuzzExp(f *testing.F) {
 	})
 }
 
+// RBFKernel equals math.Exp(RBFArg(…)) bit for bit: inner products that
+// make ‖x−y‖² negative by rounding, zero of either sign, NaN and ±Inf,
+// arguments on the vector path and beyond it.
+func TestRBFKernelMatchesScalar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, asm := range asmModes() {
+		t.Run(asm.name, func(t *testing.T) {
+			defer asm.set()()
+			for n := range 40 {
+				for range 200 {
+					xx := make([]float64, n+rng.IntN(2))
+					dot := make([]float64, n)
+					yy := rng.ExpFloat64() * 3
+					gamma := []float64{1e-3, 0.5, 2, 50, 1e6}[rng.IntN(5)]
+					for i := range dot {
+						xx[i] = rng.ExpFloat64() * 3
+						switch rng.IntN(8) {
+						case 0: // ‖x−y‖² = 0 up to rounding, either side
+							dot[i] = (xx[i] + yy) / 2 * (1 + (rng.Float64()-0.5)*1e-15)
+						case 1:
+							dot[i] = randF64(rng, 1)[0]
+						case 2:
+							dot[i] = []float64{0, math.Copysign(0, -1), math.NaN(), math.Inf(1), math.Inf(-1)}[rng.IntN(5)]
+						default:
+							dot[i] = (rng.Float64()*2 - 1) * math.Sqrt(xx[i]*yy)
+						}
+					}
+					got := append([]float64(nil), dot...)
+					RBFKernel(got, xx, yy, gamma)
+					want := make([]float64, n)
+					for i := range want {
+						want[i] = math.Exp(RBFArg(dot[i], xx[i], yy, gamma))
+					}
+					sameSlices(t, "RBFKernel", got, want)
+				}
+			}
+		})
+	}
+}
+
 func TestExpDoesNotAllocate(t *testing.T) {
 	x := expInputs(rand.New(rand.NewPCG(5, 6)), 1000)
 	if a := testing.AllocsPerRun(10, func() { Exp(x) }); a != 0 {
