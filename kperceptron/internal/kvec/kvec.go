@@ -5,9 +5,12 @@
 // amd64 with AVX2 (and FMA, for Exp) they work on four values at a time;
 // IEEE arithmetic rounds each lane exactly as the scalar operation.
 //
-// The Go code rounds every product explicitly (float64(x·y)), so that the
-// compiler cannot fuse a multiply and an add into an FMA (it may when
-// GOAMD64=v3): the result does not depend on the build.
+// The Go code rounds products explicitly (float64(x·y)) where a multiply
+// meets an add, which the Go specification says keeps the compiler from
+// fusing them into an FMA. On amd64 the compiler fuses nothing with the
+// default GOAMD64=v1, the build the results are checked with; with
+// GOAMD64=v3 it fuses some expressions, and the differential tests here
+// then find its scalar references rounding differently in places.
 package kvec
 
 import "math"
@@ -30,8 +33,12 @@ func Exp(x []float64) {
 // dot = x·y and the squared norms xx = ‖x‖², yy = ‖y‖²:
 //
 //	‖x−y‖² = xx + yy − 2·dot, clamped at 0 against rounding;  −‖x−y‖²·γ.
+//
+// The conversions keep the compiler from fusing 2·dot into the
+// subtraction (see the package comment; 2·dot is exact, so a fused
+// subtraction would round the same).
 func RBFArg(dot, xx, yy, gamma float64) float64 {
-	d2 := xx + yy - 2*dot
+	d2 := float64(xx+yy) - float64(2*dot)
 	if d2 < 0 {
 		d2 = 0
 	}
