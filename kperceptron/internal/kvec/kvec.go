@@ -1,7 +1,8 @@
 // Package kvec holds the vector kernels of the kernel perceptron, each
 // bit-identical to the scalar loop it replaces: an in-place exponential
-// (math.Exp), dst += float64(x)·a with the product and the sum each
-// rounded, and the element-wise sum and difference of float64 slices. On
+// (math.Exp), the RBF kernel values of a row of inner products,
+// dst += float64(x)·a with the product and the sum each rounded, and the
+// element-wise sum and difference of float64 slices. On
 // amd64 with AVX2 (and FMA, for Exp) they work on four values at a time;
 // IEEE arithmetic rounds each lane exactly as the scalar operation.
 //

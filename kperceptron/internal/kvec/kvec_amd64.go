@@ -4,9 +4,9 @@ package kvec
 
 import "golang.org/x/sys/cpu"
 
-// useAVX2 selects the AVX2 kernels. math.Exp takes its FMA path when the CPU has
-// AVX and FMA, which AVX2+FMA implies, so the asm mirrors that path. Only
-// tests change it.
+// useAVX2 selects the AVX2 kernels. math.Exp takes its FMA path when the
+// CPU has AVX and FMA, which AVX2+FMA implies, so the asm mirrors that
+// path. Only tests change it.
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // expAVX2 sets x[i] = math.Exp(x[i]) for the whole blocks of 4 from the
@@ -49,15 +49,16 @@ func addScaledBlocks(dst []float64, x []float32, a float64) int {
 	return len(dst) &^ 7
 }
 
-// rbfAVX2 sets dst[i] = RBF(dst[i], xx[i], yy, gamma) for the whole
-// blocks of 4 from the start of dst, stopping where expAVX2 would, and
-// returns how many values it did; len(xx) >= len(dst).
+// rbfAVX2 sets dst[i] = math.Exp(RBFArg(dst[i], xx[i], yy, gamma)) for
+// the whole blocks of 4 from the start of dst, stopping before a block
+// whose exponents expAVX2 would stop at, and returns how many values it
+// did; len(xx) >= len(dst).
 //
 //go:noescape
 func rbfAVX2(dst, xx []float64, yy, gamma float64) (done int)
 
-// rbfBlocks returns how many values from the start of dst RBF did (a
-// multiple of 4, possibly 0).
+// rbfBlocks does the vector part of RBFKernel and returns how many values
+// from the start of dst it did (a multiple of 4, possibly 0).
 func rbfBlocks(dst, xx []float64, yy, gamma float64) int {
 	if !useAVX2 {
 		return 0
