@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/polyhedral/cpm/kperceptron/internal/kvec"
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
@@ -119,13 +120,26 @@ func (f *kernelFn) eval(x, y sparsevec.Vector, xx, yy float64) float64 {
 	case PolyKernel:
 		return kernelPowi(dot+f.coef0, f.degree)
 	case RBFKernel:
-		d2 := xx + yy - 2*dot
-		if d2 < 0 {
-			d2 = 0
-		}
-		return math.Exp(-d2 * f.gamma)
+		return math.Exp(kvec.RBFArg(dot, xx, yy, f.gamma))
 	}
 	return dot
+}
+
+// finish turns inner products into kernel values in place: dst[r] = x_r·y
+// becomes k(x_r, y), with xx[r] = ‖x_r‖² and yy = ‖y‖² (read by the RBF
+// kernel only; xx must have len(dst) entries). Each value is bit-identical
+// to eval's: the same float64 operations in the same order, the RBF
+// kernel's by kvec.RBFKernel, which equals math.Exp(kvec.RBFArg(…)) bit
+// for bit and does a whole slice at once.
+func (f *kernelFn) finish(dst, xx []float64, yy float64) {
+	switch f.kind {
+	case PolyKernel:
+		for r, dot := range dst {
+			dst[r] = kernelPowi(dot+f.coef0, f.degree)
+		}
+	case RBFKernel:
+		kvec.RBFKernel(dst, xx, yy, f.gamma)
+	}
 }
 
 // kernelPowi returns b^n for n >= 0 by binary exponentiation (the same product

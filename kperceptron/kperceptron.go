@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/polyhedral/cpm/kperceptron/internal/kvec"
 	"github.com/polyhedral/cpm/linear"
 	"github.com/polyhedral/cpm/model"
 	"github.com/polyhedral/cpm/sparsevec"
@@ -197,8 +198,11 @@ type Report struct {
 //
 // Besides the kernel-row cache (Config.CacheMB) training holds, per
 // training row and class, the current decision value (8 bytes) and the
-// coefficient (4 bytes). A row visit costs O(nc); a mistake costs one
-// kernel row (n kernel evaluations on a cache miss) and O(n) additions.
+// coefficient (4 bytes), and a column-major copy of the data (about 8
+// bytes per nonzero; see rowDots). A row visit costs O(nc); a mistake
+// costs one kernel row on a cache miss (a sweep over the nonzeros of the
+// data that share a feature with the mistaken row, then n kernel values)
+// and O(n) additions.
 //
 // Bad input is an error, never a panic: no rows, fewer than 2 distinct
 // labels, more than 2^16 labels or 2^31 rows × classes, non-finite labels
@@ -246,6 +250,7 @@ type kernelTrainer struct {
 	beta  []float64
 	alpha []int32 // row-major: alpha[q*nc+i]
 	cache kernelCache
+	dots  rowDots // inner products of one row with every training row
 	evals int64
 	err   error // sticky: a kernel value or decision value went non-finite
 }
@@ -282,7 +287,7 @@ func newKernelTrainer(cfg Config, data *sparsevec.CSR, cacheRows int) (*kernelTr
 	if cells := int64(n) * int64(len(labels)); len(labels) > 2 && cells > kernelMaxCells {
 		return nil, fmt.Errorf("%d rows × %d classes = %d decision values, more than %d", n, len(labels), cells, int64(kernelMaxCells))
 	}
-	t := &kernelTrainer{data: data, kf: cfg.Kernel.fn(), n: n, cls: make([]int32, n), sq: make([]float64, n)}
+	t := &kernelTrainer{data: data, kf: cfg.Kernel.fn(), n: n, cls: make([]int32, n), sq: make([]float64, n), dots: newRowDots(data)}
 	if len(labels) == 2 {
 		t.classes, t.nc = []float32{labels[1], labels[0]}, 1
 		for q, y := range data.Labels {
@@ -370,15 +375,10 @@ func (t *kernelTrainer) step(q int) bool {
 		krow := t.kernelRow(q)
 		t.alpha[q] += int32(y)
 		t.beta[0] += y
-		col := t.f[:len(krow)]
 		if y > 0 {
-			for r, k := range krow {
-				col[r] += k
-			}
+			kvec.Add(t.f[:len(krow)], krow)
 		} else {
-			for r, k := range krow {
-				col[r] -= k
-			}
+			kvec.Sub(t.f[:len(krow)], krow)
 		}
 		return true
 	}
@@ -408,33 +408,25 @@ func (t *kernelTrainer) step(q int) bool {
 	t.alpha[q*t.nc+j]--
 	t.beta[i]++
 	t.beta[j]--
-	ci := t.f[i*n : i*n+n]
-	cj := t.f[j*n : j*n+n]
-	ci, cj = ci[:len(krow)], cj[:len(krow)]
-	for r, k := range krow {
-		ci[r] += k
-		cj[r] -= k
-	}
+	kvec.Add(t.f[i*n:i*n+n], krow)
+	kvec.Sub(t.f[j*n:j*n+n], krow)
 	return true
 }
 
 // kernelRow returns k(x_r, x_q) for every training row r, from the cache
-// or computed into it. The row is valid until the next call.
+// or computed into it. The row is valid until the next call. A computed
+// row takes the inner products x_r·x_q by one sweep (rowDots), then the
+// kernel values (kernelFn.finish); each value equals
+// kernelFn.eval(x_r, x_q, ‖x_r‖², ‖x_q‖²) bit for bit.
 func (t *kernelTrainer) kernelRow(q int) []float64 {
 	row, hit := t.cache.get(q)
 	if hit {
 		return row
 	}
-	xq, qq := t.data.Row(q), t.sq[q]
-	sq := t.sq[:len(row)]
-	var sum float64
-	for r := range row {
-		k := t.kf.eval(t.data.Row(r), xq, sq[r], qq)
-		row[r] = k
-		sum += k
-	}
+	t.dots.dots(row, t.data.Row(q))
+	t.kf.finish(row, t.sq, t.sq[q])
 	t.evals += int64(len(row))
-	if math.IsNaN(sum) || math.IsInf(sum, 0) {
+	if !allFinite(row) {
 		for r, k := range row {
 			if math.IsNaN(k) || math.IsInf(k, 0) {
 				t.err = fmt.Errorf("kernel value of rows %d and %d is %v (overflow: scale the features or lower the degree)", r, q, k)
@@ -444,6 +436,29 @@ func (t *kernelTrainer) kernelRow(q int) []float64 {
 		}
 	}
 	return row
+}
+
+// allFinite reports true if no value of x is NaN or ±Inf, and false if
+// one is; it may also report false for finite values whose sum
+// overflows, which the caller's scan then settles. It keeps four running
+// sums, each over every fourth value (independent chains of additions):
+// a non-finite value makes its sum non-finite, and s·0 is NaN exactly
+// for a non-finite s.
+func allFinite(x []float64) bool {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := (*[4]float64)(x[i : i+4])
+		s0 += v[0]
+		s1 += v[1]
+		s2 += v[2]
+		s3 += v[3]
+	}
+	for _, v := range x[i:] {
+		s0 += v
+	}
+	s := s0*0 + s1*0 + s2*0 + s3*0 // NaN iff some sum is not finite
+	return s == 0
 }
 
 // result returns the trained model: the rows with a nonzero coefficient
@@ -566,8 +581,9 @@ func (c *kernelCache) pushFront(s int32) {
 	c.head = s
 }
 
-// Predictor predicts with a Perceptron. It holds scratch space
-// and the support rows' squared norms, so it is not safe for concurrent
+// Predictor predicts with a Perceptron. It holds scratch space, the
+// support rows' squared norms and a column-major copy of the support rows
+// (about 8 bytes per nonzero), so it is not safe for concurrent
 // use; make one per goroutine (they share the perceptron read-only). The
 // perceptron must not change while a predictor uses it.
 type Predictor struct {
@@ -576,6 +592,8 @@ type Predictor struct {
 	nc     int
 	sq     []float64 // ‖sv_s‖²
 	scores []float64 // nc decision values
+	ks     []float64 // k(sv_s, x) of the row being predicted
+	dots   rowDots   // inner products of x with the support rows
 }
 
 // NewPredictor returns a predictor for p, which must be consistent
@@ -591,7 +609,10 @@ func (p *Perceptron) NewPredictor() *Predictor {
 	if nc < 1 || len(p.Alpha) != nsv*nc || (!p.Multiclass && nc != 1) || len(p.Classes) < 2 {
 		panic(fmt.Sprintf("kperceptron: inconsistent kernel perceptron: %d support rows, %d alphas, %d betas, %d classes", nsv, len(p.Alpha), nc, len(p.Classes)))
 	}
-	kp := &Predictor{p: p, kf: p.Kernel.fn(), nc: nc, sq: make([]float64, nsv), scores: make([]float64, nc)}
+	kp := &Predictor{p: p, kf: p.Kernel.fn(), nc: nc, sq: make([]float64, nsv), scores: make([]float64, nc), ks: make([]float64, nsv)}
+	if nsv > 0 {
+		kp.dots = newRowDots(p.SV)
+	}
 	for s := range nsv {
 		kp.sq[s] = p.SV.Row(s).SqNorm()
 	}
@@ -631,14 +652,19 @@ func (kp *Predictor) decisions(x sparsevec.Vector) []float64 {
 	clear(f)
 	nc := kp.nc
 	alpha := kp.p.Alpha
-	sv := kp.p.SV
-	for s, ss := range kp.sq {
-		k := kp.kf.eval(sv.Row(s), x, ss, xx)
-		a := alpha[s*nc : s*nc+nc]
-		a = a[:len(f)]
-		for i, v := range a {
-			f[i] += float64(v) * k
+	ks := kp.ks
+	if len(ks) > 0 {
+		kp.dots.dots(ks, x)
+		kp.kf.finish(ks, kp.sq, xx)
+	}
+	// f_i = Σ_s α_s^i k(sv_s, x), summed in support-row order, in a
+	// register for each class in turn.
+	for i := range f {
+		var fi float64
+		for s, k := range ks {
+			fi += float64(alpha[s*nc+i]) * k
 		}
+		f[i] = fi
 	}
 	for i, b := range kp.p.Beta[:len(f)] {
 		f[i] += float64(b)
