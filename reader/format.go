@@ -155,11 +155,17 @@ func openFormat(path string, f Format, blockRows int, opts []core.Option) (core.
 	return libsvm.NewStream(path, blockRows, opts...)
 }
 
-// ReadAll reads every remaining block of b into one CSR, releasing each
-// as it is copied, and closes b.
+// ReadAll reads every remaining block of b into one CSR and closes b. The
+// blocks of a reader that lets the caller keep them (core.Detacher: Arrow
+// IPC and Parquet) are kept and joined at the end, so that the rows are
+// copied once into exactly sized arrays, or not at all when there is one
+// block; those of any other reader are copied as they come, each released
+// once copied.
 func ReadAll(b core.BlockReader) (*sparsevec.CSR, error) {
 	defer b.Close()
+	d, keep := b.(core.Detacher)
 	m := &sparsevec.CSR{Ptr: []int{0}}
+	var kept []*sparsevec.CSR
 	for {
 		blk, err := b.Next()
 		if err == io.EOF {
@@ -168,11 +174,22 @@ func ReadAll(b core.BlockReader) (*sparsevec.CSR, error) {
 		if err != nil {
 			return nil, err
 		}
+		if keep {
+			d.Detach(blk)
+			kept = append(kept, blk)
+			continue
+		}
 		m.AppendCSR(blk)
 		b.Release(blk)
 	}
 	if err := b.Close(); err != nil {
 		return nil, err
+	}
+	switch {
+	case len(kept) == 1:
+		m = kept[0]
+	case len(kept) > 1:
+		m = core.ConcatCSR(kept)
 	}
 	return m, nil
 }

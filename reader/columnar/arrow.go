@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/polyhedral/cpm/reader/internal/colguard"
 	"github.com/polyhedral/cpm/reader/internal/core"
@@ -91,7 +92,10 @@ type blocks struct {
 	cerr   error
 }
 
-var _ core.BlockReader = (*blocks)(nil)
+var (
+	_ core.BlockReader = (*blocks)(nil)
+	_ core.Detacher    = (*blocks)(nil)
+)
 
 func newBlocks(path string, src recordSource, opt core.Options, p *plan) *blocks {
 	b := &blocks{path: path, src: src, maxIndex: opt.MaxIndex, plan: p, imap: indexMap{max: opt.MaxIndex}}
@@ -312,6 +316,20 @@ func (b *blocks) Release(blk *sparsevec.CSR) {
 	b.free = append(b.free, blk)
 }
 
+// Detach takes blk, a block the caller holds, off the reader's hands
+// without releasing the record batch it aliases: the batch's buffers come
+// from the Go allocator (see openArrowBlocks), so they stay valid while blk
+// is referenced. It panics if blk is not a block the caller holds.
+func (b *blocks) Detach(blk *sparsevec.CSR) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i := slices.IndexFunc(b.held, func(h heldBlock) bool { return h.blk == blk })
+	if i < 0 {
+		panic(core.NotHeld)
+	}
+	b.held = slices.Delete(b.held, i, i+1)
+}
+
 // clearBlock drops blk's references to Arrow memory, keeping Ptr for reuse.
 func clearBlock(blk *sparsevec.CSR) *sparsevec.CSR {
 	*blk = sparsevec.CSR{Ptr: blk.Ptr[:0]}
@@ -395,7 +413,7 @@ func openArrowBlocks(path string, stream bool, opt core.Options) (br core.BlockR
 			fh.Close()
 			return nil, fmt.Errorf("%s: %w: %w", path, core.ErrCorrupt, err)
 		}
-		r, err := ipc.NewFileReader(fh)
+		r, err := ipc.NewFileReader(fh, ipc.WithAllocator(goAlloc))
 		if err != nil {
 			fh.Close()
 			return nil, fmt.Errorf("%s: %w: %w", path, core.ErrCorrupt, err)
@@ -403,7 +421,7 @@ func openArrowBlocks(path string, stream bool, opt core.Options) (br core.BlockR
 		src, schema = &ipcFileSource{f: fh, r: r, blocks: records, limit: limit}, r.Schema()
 	} else {
 		msgs := colguard.NewStreamMessages(bufio.NewReaderSize(fh, 64<<10), size, limit)
-		r, err := ipc.NewReaderFromMessageReader(msgs)
+		r, err := ipc.NewReaderFromMessageReader(msgs, ipc.WithAllocator(goAlloc))
 		if err != nil {
 			fh.Close()
 			return nil, fmt.Errorf("%s: %w: %w", path, core.ErrCorrupt, err)
@@ -425,6 +443,11 @@ func openArrowBlocks(path string, stream bool, opt core.Options) (br core.BlockR
 	}
 	return newBlocks(path, src, opt, p), nil
 }
+
+// goAlloc is the allocator of the IPC readers: Go memory, garbage
+// collected, so that a detached block (blocks.Detach) may outlive its
+// record batch's Release whatever memory.DefaultAllocator is.
+var goAlloc = memory.NewGoAllocator()
 
 // ipcFileSource reads the record batches of an Arrow IPC file, checking
 // each one's compressed buffers (colguard.CheckFileMessage) before the library

@@ -192,7 +192,10 @@ type parquetBlocks struct {
 	cerr   error
 }
 
-var _ core.BlockReader = (*parquetBlocks)(nil)
+var (
+	_ core.BlockReader = (*parquetBlocks)(nil)
+	_ core.Detacher    = (*parquetBlocks)(nil)
+)
 
 // mapColumns finds the three leaf columns of the plan's label and
 // features and checks their physical types and levels; other columns are
@@ -601,8 +604,28 @@ func take[T int32 | float32, D uint32 | float32](c *leafCursor[T], rows int, dst
 		def, rep := c.def[c.lpos:c.lend], c.rep[c.lpos:c.lend]
 		rep = rep[:len(def)]
 		vals := c.vals[:c.vend]
+		maxDef := c.lv.maxDef
 		i := 0
 		for ; i < len(def); i++ {
+			if n > 0 {
+				// The levels that continue the current row with a value
+				// (repetition 1, definition maxDef), copied at once.
+				j := i
+				for j < len(def) && def[j] == maxDef && rep[j] == 1 {
+					j++
+				}
+				if k := j - i; k > 0 {
+					if k > len(vals)-c.vpos {
+						return dst, ptr, n, errors.New("fewer values than levels")
+					}
+					dst = appendConv(dst, vals[c.vpos:c.vpos+k])
+					c.vpos += k
+					ptr[len(ptr)-1] = len(dst)
+					if i = j; i == len(def) {
+						break
+					}
+				}
+			}
 			switch r := rep[i]; {
 			case r == 0:
 				if n == rows {
@@ -642,6 +665,17 @@ func take[T int32 | float32, D uint32 | float32](c *leafCursor[T], rows int, dst
 	}
 }
 
+// appendConv appends the values of src, converted to D, to dst.
+func appendConv[T int32 | float32, D uint32 | float32](dst []D, src []T) []D {
+	m := len(dst)
+	dst = slices.Grow(dst, len(src))[:m+len(src)]
+	out := dst[m:]
+	for i, v := range src {
+		out[i] = D(v)
+	}
+	return dst
+}
+
 // Release gives back a block returned by Next for reuse. The caller must
 // not use blk afterwards. It panics if blk is not a block the caller holds.
 func (b *parquetBlocks) Release(blk *sparsevec.CSR) {
@@ -649,6 +683,15 @@ func (b *parquetBlocks) Release(blk *sparsevec.CSR) {
 	defer b.mu.Unlock()
 	b.held = core.Unhold(b.held, blk)
 	b.free = append(b.free, blk)
+}
+
+// Detach takes blk, a block the caller holds, off the reader's hands: the
+// reader decodes later batches into new arrays. It panics if blk is not a
+// block the caller holds.
+func (b *parquetBlocks) Detach(blk *sparsevec.CSR) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.held = core.Unhold(b.held, blk)
 }
 
 // Close closes the file. Blocks the caller holds stay valid until

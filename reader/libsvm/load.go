@@ -100,14 +100,14 @@ func loadReader(r io.Reader, path string, o core.Options, im indexMap) (_ *spars
 	case m != nil:
 		if cap(m.Idx) > len(m.Idx)+len(m.Idx)/2+1024 {
 			// The first chunk was much denser than the rest.
-			m = concatCSR([]*sparsevec.CSR{m})
+			m = core.ConcatCSR([]*sparsevec.CSR{m})
 		}
 	case len(blocks) == 0:
 		m = new(sparsevec.CSR)
 	case len(blocks) == 1:
 		m = blocks[0]
 	default:
-		m = concatCSR(blocks)
+		m = core.ConcatCSR(blocks)
 	}
 	if im.auto {
 		if err := p.finishAuto(m); err != nil {
@@ -165,25 +165,4 @@ func presized(blk *sparsevec.CSR, n int, size int64) *sparsevec.CSR {
 		Idx:    make([]uint32, 0, nnz),
 		Val:    make([]float32, 0, nnz),
 	}
-}
-
-// concatCSR joins blocks in order into one exactly sized CSR, dropping each
-// block as it is copied.
-func concatCSR(blocks []*sparsevec.CSR) *sparsevec.CSR {
-	rows, nnz := 0, 0
-	for _, b := range blocks {
-		rows += b.Rows()
-		nnz += b.NNZ()
-	}
-	m := &sparsevec.CSR{
-		Labels: make([]float32, 0, rows),
-		Ptr:    make([]int, 1, rows+1),
-		Idx:    make([]uint32, 0, nnz),
-		Val:    make([]float32, 0, nnz),
-	}
-	for i, b := range blocks {
-		m.AppendCSR(b)
-		blocks[i] = nil
-	}
-	return m
 }

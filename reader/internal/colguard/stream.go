@@ -115,7 +115,7 @@ func (s *StreamMessages) Message() (*ipc.Message, error) {
 			}
 		}
 	}
-	body := memory.NewResizableBuffer(memory.DefaultAllocator)
+	body := memory.NewResizableBuffer(bodyAlloc)
 	defer body.Release()
 	body.Resize(int(bodyLen))
 	bodyOff := s.size - s.left
@@ -129,6 +129,11 @@ func (s *StreamMessages) Message() (*ipc.Message, error) {
 	s.msg = ipc.NewMessage(memory.NewBufferBytes(meta), body)
 	return s.msg, nil
 }
+
+// bodyAlloc allocates the message bodies: Go memory, garbage collected, so
+// that arrays aliasing a body stay valid while referenced, whatever
+// memory.DefaultAllocator is.
+var bodyAlloc = memory.NewGoAllocator()
 
 // InMessage turns io.EOF inside a message into io.ErrUnexpectedEOF, which the
 // Arrow library does not take for the end of the stream.

@@ -20,6 +20,36 @@ type BlockReader interface {
 	Close() error
 }
 
+// Detacher is a BlockReader that can let the caller keep a block: Detach
+// takes blk, a block the caller holds, off the reader's hands instead of
+// Release, so that the reader never reuses or releases its arrays, which
+// are garbage-collected memory that stays valid while blk is referenced.
+// It panics with NotHeld if blk is not a block the caller holds.
+type Detacher interface {
+	Detach(blk *sparsevec.CSR)
+}
+
+// ConcatCSR joins blocks in order into one exactly sized CSR, dropping
+// each block from the slice as it is copied.
+func ConcatCSR(blocks []*sparsevec.CSR) *sparsevec.CSR {
+	rows, nnz := 0, 0
+	for _, b := range blocks {
+		rows += b.Rows()
+		nnz += b.NNZ()
+	}
+	m := &sparsevec.CSR{
+		Labels: make([]float32, 0, rows),
+		Ptr:    make([]int, 1, rows+1),
+		Idx:    make([]uint32, 0, nnz),
+		Val:    make([]float32, 0, nnz),
+	}
+	for i, b := range blocks {
+		m.AppendCSR(b)
+		blocks[i] = nil
+	}
+	return m
+}
+
 // DefaultBatchRows is the number of rows per Arrow record batch or Parquet
 // row group that CreateBlocks writes unless WithBatchRows says otherwise.
 const DefaultBatchRows = 1 << 16
