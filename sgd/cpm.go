@@ -25,7 +25,6 @@ type polytope struct {
 	bias      float32
 	asg       *assign.Assigner
 
-	raw   []float32 // Stride: W·x without bias
 	score []float32 // Stride: true scores s·(W·x + b·W_0)
 	coef  []float32 // Stride: AddOuter coefficients
 
@@ -72,7 +71,6 @@ func newPolytope(cfg Config, d int) (*polytope, error) {
 		costRatio: cfg.CostRatio,
 		bias:      float32(cfg.Bias),
 		asg:       a,
-		raw:       make([]float32, w.Stride),
 		score:     make([]float32, w.Stride),
 		coef:      make([]float32, w.Stride),
 	}, nil
@@ -106,24 +104,10 @@ func (p *polytope) restore(st *taskState) error {
 	return nil
 }
 
-// scores fills p.score with the true scores of x and returns the face with
-// the highest score (lowest index on ties).
+// scores fills p.score with the true scores s·(W·x + b·W_0) of x and
+// returns the face with the highest score (lowest index on ties).
 func (p *polytope) scores(x sparsevec.Vector) int {
-	p.W.Scores(p.raw, x)
-	k := p.W.K
-	row0 := p.W.Row(0)[:k]
-	raw := p.raw[:k]
-	sc := p.score[:k]
-	s := float32(p.scale)
-	b := p.bias
-	best := 0
-	for j := range sc {
-		sc[j] = s * (raw[j] + b*row0[j])
-		if sc[j] > sc[best] {
-			best = j
-		}
-	}
-	return best
+	return p.W.ScoresArgmax(p.score, x, float32(p.scale), p.bias)
 }
 
 // Step performs one SGD step of Algorithm 1 on row x. positive says whether

@@ -34,6 +34,26 @@ func scoresAVX2(dst, w []float32, idx []uint32, val []float32) (ok bool)
 //go:noescape
 func addOuterAVX2(w, c []float32, idx []uint32, val []float32) (ok bool)
 
+// biasArgmaxAVX2 is biasArgmaxGeneric over the len(dst) columns of dst and
+// row0, a positive multiple of 8 below maxAVX2Stride, of which the first k
+// (1 <= k <= len(dst)) are live: it sets dst[j] = s·(dst[j] + b·row0[j])
+// for j < k and dst[j] = 0 for the padding j >= k, and returns the argmax
+// over j < k. It requires len(row0) >= len(dst).
+//
+//go:noescape
+func biasArgmaxAVX2(dst, row0 []float32, k int, s, b float32) int
+
+func scoresArgmax(dst, w []float32, k int, idx []uint32, val []float32, s, b float32) int {
+	if !useAVX2 || len(dst) >= maxAVX2Stride {
+		scoresGeneric(dst, w, k, idx, val)
+		return biasArgmaxGeneric(dst[:k], w[:k], s, b)
+	}
+	if !scoresAVX2(dst, w, idx, val) {
+		panicIndex(idx, len(w)/len(dst))
+	}
+	return biasArgmaxAVX2(dst, w[:len(dst)], k, s, b)
+}
+
 func scores(dst, w []float32, k int, idx []uint32, val []float32) {
 	if !useAVX2 || len(dst) >= maxAVX2Stride {
 		scoresGeneric(dst, w, k, idx, val)

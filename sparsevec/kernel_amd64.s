@@ -393,3 +393,98 @@ aofail:
 aofailnovec:
 	MOVB	$0, ok+96(FP)
 	RET
+
+// lanes<> holds the int32 lane numbers 0..7 of a YMM register.
+DATA lanes<>+0(SB)/4, $0
+DATA lanes<>+4(SB)/4, $1
+DATA lanes<>+8(SB)/4, $2
+DATA lanes<>+12(SB)/4, $3
+DATA lanes<>+16(SB)/4, $4
+DATA lanes<>+20(SB)/4, $5
+DATA lanes<>+24(SB)/4, $6
+DATA lanes<>+28(SB)/4, $7
+GLOBL lanes<>(SB), RODATA|NOPTR, $32
+
+// func biasArgmaxAVX2(dst, row0 []float32, k int, s, b float32) int
+//
+// First pass, per chunk of 8 columns: t = row0·b, u = t + dst, v = u·s,
+// each rounded (the operand order of the scalar Go expression
+// s*(dst + b*row0), which decides which NaN comes out when two meet);
+// dst = v on live columns (column < k) and 0 on padding; a running
+// maximum M of v over live columns. VMAXPS returns its second source when
+// either source is NaN, and M is never NaN, so NaN scores are passed over.
+// If dst[0] is NaN the answer is 0; otherwise M is a live non-NaN score,
+// and the answer is the first column whose stored score equals M (ordered
+// equality: the scan's first maximum, -0 and +0 being equal; padding
+// columns come after every live one).
+//
+// Registers: DI dst, SI row0, DX len(dst) in bytes, R10 byte offset,
+// Y9 running maximum, Y10 -Inf, Y11 eight int32 8s, Y12 column numbers of
+// the chunk, Y13 k, Y14 s, Y15 b.
+TEXT ·biasArgmaxAVX2(SB), NOSPLIT, $0-72
+	MOVQ	dst_base+0(FP), DI
+	MOVQ	dst_len+8(FP), DX
+	MOVQ	row0_base+24(FP), SI
+	SHLQ	$2, DX
+	VPBROADCASTD	k+48(FP), Y13
+	VBROADCASTSS	s+56(FP), Y14
+	VBROADCASTSS	b+60(FP), Y15
+	VMOVDQU	lanes<>(SB), Y12
+	MOVL	$8, AX
+	MOVQ	AX, X11
+	VPBROADCASTD	X11, Y11
+	MOVL	$0xff800000, AX
+	MOVQ	AX, X10
+	VPBROADCASTD	X10, Y10
+	VMOVAPS	Y10, Y9
+	XORQ	R10, R10
+
+bmscore:
+	VMOVUPS	(SI)(R10*1), Y0
+	VMULPS	Y15, Y0, Y0
+	VADDPS	(DI)(R10*1), Y0, Y0
+	VMULPS	Y14, Y0, Y0
+	VPCMPGTD	Y12, Y13, Y1
+	VANDPS	Y1, Y0, Y2
+	VMOVUPS	Y2, (DI)(R10*1)
+	VBLENDVPS	Y1, Y0, Y10, Y3
+	VMAXPS	Y9, Y3, Y9
+	VPADDD	Y11, Y12, Y12
+	ADDQ	$32, R10
+	CMPQ	R10, DX
+	JB	bmscore
+
+	VMOVSS	(DI), X0
+	VUCOMISS	X0, X0
+	JPS	bmzero
+	VEXTRACTF128	$1, Y9, X1
+	VMAXPS	X1, X9, X9
+	VPERMILPS	$0x4e, X9, X1
+	VMAXPS	X1, X9, X9
+	VPERMILPS	$0xb1, X9, X1
+	VMAXPS	X1, X9, X9
+	VBROADCASTSS	X9, Y9
+	XORQ	R10, R10
+	XORQ	CX, CX
+
+bmfind:
+	VCMPPS	$0, (DI)(R10*1), Y9, Y1
+	VMOVMSKPS	Y1, AX
+	TESTL	AX, AX
+	JNZ	bmfound
+	ADDQ	$8, CX
+	ADDQ	$32, R10
+	CMPQ	R10, DX
+	JB	bmfind
+
+bmzero:
+	VZEROUPPER
+	MOVQ	$0, ret+64(FP)
+	RET
+
+bmfound:
+	BSFL	AX, AX
+	ADDQ	CX, AX
+	VZEROUPPER
+	MOVQ	AX, ret+64(FP)
+	RET
