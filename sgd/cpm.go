@@ -137,6 +137,11 @@ func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) {
 	st := &p.stats
 	if !positive {
 		st.Neg++
+		if sc[z] <= -1 {
+			// sc[z] is the highest score that is not NaN (scores): no
+			// face has a positive hinge loss.
+			return
+		}
 		a := float32(-p.costRatio * eta / p.scale)
 		c := p.coef[:k]
 		n, last := 0, 0

@@ -101,3 +101,19 @@ func TestScoresArgmaxAllocs(t *testing.T) {
 		t.Fatalf("ScoresArgmax allocates %v times", a)
 	}
 }
+
+// BenchmarkScoresArgmax is BenchmarkScores with the bias epilogue and the
+// argmax of a CPM step, with the bias row's weights nonzero.
+func BenchmarkScoresArgmax(b *testing.B) {
+	for _, k := range benchKs {
+		bc := newBenchCase(k, 150)
+		benchImpls(b, bc, func(b *testing.B) {
+			i, best := 0, 0
+			for b.Loop() {
+				best += bc.m.ScoresArgmax(bc.dst, bc.xs[i%benchRows], 0.5, 1)
+				i++
+			}
+			benchSink += float32(best)
+		})
+	}
+}

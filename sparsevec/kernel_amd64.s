@@ -464,27 +464,30 @@ bmscore:
 	VPERMILPS	$0xb1, X9, X1
 	VMAXPS	X1, X9, X9
 	VBROADCASTSS	X9, Y9
-	XORQ	R10, R10
-	XORQ	CX, CX
+
+	// The chunks are searched from the last to the first, without a
+	// data-dependent branch: BX ends as the first match of the lowest
+	// chunk that has one.
+	XORQ	BX, BX
+	MOVQ	DX, R10
+	MOVQ	DX, CX
+	SHRQ	$2, CX
 
 bmfind:
+	SUBQ	$32, R10
+	SUBQ	$8, CX
 	VCMPPS	$0, (DI)(R10*1), Y9, Y1
 	VMOVMSKPS	Y1, AX
-	TESTL	AX, AX
-	JNZ	bmfound
-	ADDQ	$8, CX
-	ADDQ	$32, R10
-	CMPQ	R10, DX
-	JB	bmfind
+	BSFL	AX, AX
+	LEAQ	(AX)(CX*1), AX
+	CMOVQNE	AX, BX
+	TESTQ	R10, R10
+	JNZ	bmfind
+	VZEROUPPER
+	MOVQ	BX, ret+64(FP)
+	RET
 
 bmzero:
 	VZEROUPPER
 	MOVQ	$0, ret+64(FP)
-	RET
-
-bmfound:
-	BSFL	AX, AX
-	ADDQ	CX, AX
-	VZEROUPPER
-	MOVQ	AX, ret+64(FP)
 	RET
