@@ -24,13 +24,24 @@
 	JA	fail; \
 	VBROADCASTSS	(4*k)(CX)(R11*4), bc
 
+// lanes<> holds the int32 lane numbers 0..7 of a YMM register.
+DATA lanes<>+0(SB)/4, $0
+DATA lanes<>+4(SB)/4, $1
+DATA lanes<>+8(SB)/4, $2
+DATA lanes<>+12(SB)/4, $3
+DATA lanes<>+16(SB)/4, $4
+DATA lanes<>+20(SB)/4, $5
+DATA lanes<>+24(SB)/4, $6
+DATA lanes<>+28(SB)/4, $7
+GLOBL lanes<>(SB), RODATA|NOPTR, $32
+
 #define SCORES_IDX(k) \
 	MOVL	(4*k)(BX)(R11*4), AX; \
 	IMULQ	DX, AX; \
 	CMPQ	AX, R8; \
 	JA	fail
 
-// func scoresAVX2(dst, w []float32, idx []uint32, val []float32) (ok bool)
+// func scoresAVX2(dst, w []float32, idx []uint32, val []float32, k int, s, b float32) (best int, ok bool)
 //
 // The row is cut into column blocks of up to 4 chunks of 8 floats; for each
 // block one pass over the nonzeros accumulates in YMM registers, with
@@ -38,7 +49,7 @@
 // latency (4–5 cycles) is hidden, and the sets are summed at the end.
 // Extra registers: DI dst, SI w, R10 column offset in bytes, R12 w + R10,
 // R13 n rounded down to a multiple of 4.
-TEXT ·scoresAVX2(SB), NOSPLIT, $0-97
+TEXT ·scoresAVX2(SB), NOSPLIT, $0-121
 	MOVQ	dst_base+0(FP), DI
 	MOVQ	dst_len+8(FP), DX
 	MOVQ	w_base+24(FP), SI
@@ -400,15 +411,110 @@ b5done:
 	JMP	colloop
 
 done:
+	MOVQ	k+96(FP), AX
+	TESTQ	AX, AX
+	JNZ	epilogue
 	VZEROUPPER
-	MOVB	$1, ok+96(FP)
+	MOVQ	$0, best+112(FP)
+	MOVB	$1, ok+120(FP)
 	RET
 
 fail:
 	VZEROUPPER
 
 failnovec:
-	MOVB	$0, ok+96(FP)
+	MOVQ	$0, best+112(FP)
+	MOVB	$0, ok+120(FP)
+	RET
+
+	// The bias epilogue and argmax (k > 0), over the scores just stored
+	// in dst. First pass, per chunk of 8 columns: t = row0·b, u = t + dst,
+	// v = u·s, each rounded (the operand order of the scalar Go expression
+	// s*(dst + b*row0), which decides which NaN comes out when two meet),
+	// with row0 the first row of w; dst = v on live columns (column < k)
+	// and 0 on padding; a running maximum M of v over live columns.
+	// VMAXPS returns its second source when either source is NaN, and M
+	// is never NaN, so NaN scores are passed over. If dst[0] is NaN the
+	// answer is 0; otherwise M is a live non-NaN score, and the answer is
+	// the first column whose stored score equals M (ordered equality: the
+	// scan's first maximum, -0 and +0 being equal; padding columns come
+	// after every live one).
+	//
+	// Registers: DI dst, SI row0, DX strideBytes, R10 byte offset, Y9
+	// running maximum, Y10 -Inf, Y11 eight int32 8s, Y12 column numbers of
+	// the chunk, Y13 k, Y14 s, Y15 b.
+epilogue:
+	// row0 must lie inside w (an empty x is accepted without a row).
+	MOVQ	w_len+32(FP), R8
+	SHLQ	$2, R8
+	CMPQ	R8, DX
+	JB	fail
+	VPBROADCASTD	k+96(FP), Y13
+	VBROADCASTSS	s+104(FP), Y14
+	VBROADCASTSS	b+108(FP), Y15
+	VMOVDQU	lanes<>(SB), Y12
+	MOVL	$8, AX
+	MOVQ	AX, X11
+	VPBROADCASTD	X11, Y11
+	MOVL	$0xff800000, AX
+	MOVQ	AX, X10
+	VPBROADCASTD	X10, Y10
+	VMOVAPS	Y10, Y9
+	XORQ	R10, R10
+
+bmscore:
+	VMOVUPS	(SI)(R10*1), Y0
+	VMULPS	Y15, Y0, Y0
+	VADDPS	(DI)(R10*1), Y0, Y0
+	VMULPS	Y14, Y0, Y0
+	VPCMPGTD	Y12, Y13, Y1
+	VANDPS	Y1, Y0, Y2
+	VMOVUPS	Y2, (DI)(R10*1)
+	VBLENDVPS	Y1, Y0, Y10, Y3
+	VMAXPS	Y9, Y3, Y9
+	VPADDD	Y11, Y12, Y12
+	ADDQ	$32, R10
+	CMPQ	R10, DX
+	JB	bmscore
+
+	VMOVSS	(DI), X0
+	VUCOMISS	X0, X0
+	JPS	bmzero
+	VEXTRACTF128	$1, Y9, X1
+	VMAXPS	X1, X9, X9
+	VPERMILPS	$0x4e, X9, X1
+	VMAXPS	X1, X9, X9
+	VPERMILPS	$0xb1, X9, X1
+	VMAXPS	X1, X9, X9
+	VBROADCASTSS	X9, Y9
+
+	// The chunks are searched from the last to the first, without a
+	// data-dependent branch: BX ends as the first match of the lowest
+	// chunk that has one.
+	XORQ	BX, BX
+	MOVQ	DX, R10
+	MOVQ	DX, CX
+	SHRQ	$2, CX
+
+bmfind:
+	SUBQ	$32, R10
+	SUBQ	$8, CX
+	VCMPPS	$0, (DI)(R10*1), Y9, Y1
+	VMOVMSKPS	Y1, AX
+	BSFL	AX, AX
+	LEAQ	(AX)(CX*1), AX
+	CMOVQNE	AX, BX
+	TESTQ	R10, R10
+	JNZ	bmfind
+	VZEROUPPER
+	MOVQ	BX, best+112(FP)
+	MOVB	$1, ok+120(FP)
+	RET
+
+bmzero:
+	VZEROUPPER
+	MOVQ	$0, best+112(FP)
+	MOVB	$1, ok+120(FP)
 	RET
 
 // AO_ROW loads idx[i+k] and val[i+k] for the k-th nonzero of an unrolled
@@ -506,100 +612,4 @@ aofailnovec:
 	MOVB	$0, ok+96(FP)
 	RET
 
-// lanes<> holds the int32 lane numbers 0..7 of a YMM register.
-DATA lanes<>+0(SB)/4, $0
-DATA lanes<>+4(SB)/4, $1
-DATA lanes<>+8(SB)/4, $2
-DATA lanes<>+12(SB)/4, $3
-DATA lanes<>+16(SB)/4, $4
-DATA lanes<>+20(SB)/4, $5
-DATA lanes<>+24(SB)/4, $6
-DATA lanes<>+28(SB)/4, $7
-GLOBL lanes<>(SB), RODATA|NOPTR, $32
 
-// func biasArgmaxAVX2(dst, row0 []float32, k int, s, b float32) int
-//
-// First pass, per chunk of 8 columns: t = row0·b, u = t + dst, v = u·s,
-// each rounded (the operand order of the scalar Go expression
-// s*(dst + b*row0), which decides which NaN comes out when two meet);
-// dst = v on live columns (column < k) and 0 on padding; a running
-// maximum M of v over live columns. VMAXPS returns its second source when
-// either source is NaN, and M is never NaN, so NaN scores are passed over.
-// If dst[0] is NaN the answer is 0; otherwise M is a live non-NaN score,
-// and the answer is the first column whose stored score equals M (ordered
-// equality: the scan's first maximum, -0 and +0 being equal; padding
-// columns come after every live one).
-//
-// Registers: DI dst, SI row0, DX len(dst) in bytes, R10 byte offset,
-// Y9 running maximum, Y10 -Inf, Y11 eight int32 8s, Y12 column numbers of
-// the chunk, Y13 k, Y14 s, Y15 b.
-TEXT ·biasArgmaxAVX2(SB), NOSPLIT, $0-72
-	MOVQ	dst_base+0(FP), DI
-	MOVQ	dst_len+8(FP), DX
-	MOVQ	row0_base+24(FP), SI
-	SHLQ	$2, DX
-	VPBROADCASTD	k+48(FP), Y13
-	VBROADCASTSS	s+56(FP), Y14
-	VBROADCASTSS	b+60(FP), Y15
-	VMOVDQU	lanes<>(SB), Y12
-	MOVL	$8, AX
-	MOVQ	AX, X11
-	VPBROADCASTD	X11, Y11
-	MOVL	$0xff800000, AX
-	MOVQ	AX, X10
-	VPBROADCASTD	X10, Y10
-	VMOVAPS	Y10, Y9
-	XORQ	R10, R10
-
-bmscore:
-	VMOVUPS	(SI)(R10*1), Y0
-	VMULPS	Y15, Y0, Y0
-	VADDPS	(DI)(R10*1), Y0, Y0
-	VMULPS	Y14, Y0, Y0
-	VPCMPGTD	Y12, Y13, Y1
-	VANDPS	Y1, Y0, Y2
-	VMOVUPS	Y2, (DI)(R10*1)
-	VBLENDVPS	Y1, Y0, Y10, Y3
-	VMAXPS	Y9, Y3, Y9
-	VPADDD	Y11, Y12, Y12
-	ADDQ	$32, R10
-	CMPQ	R10, DX
-	JB	bmscore
-
-	VMOVSS	(DI), X0
-	VUCOMISS	X0, X0
-	JPS	bmzero
-	VEXTRACTF128	$1, Y9, X1
-	VMAXPS	X1, X9, X9
-	VPERMILPS	$0x4e, X9, X1
-	VMAXPS	X1, X9, X9
-	VPERMILPS	$0xb1, X9, X1
-	VMAXPS	X1, X9, X9
-	VBROADCASTSS	X9, Y9
-
-	// The chunks are searched from the last to the first, without a
-	// data-dependent branch: BX ends as the first match of the lowest
-	// chunk that has one.
-	XORQ	BX, BX
-	MOVQ	DX, R10
-	MOVQ	DX, CX
-	SHRQ	$2, CX
-
-bmfind:
-	SUBQ	$32, R10
-	SUBQ	$8, CX
-	VCMPPS	$0, (DI)(R10*1), Y9, Y1
-	VMOVMSKPS	Y1, AX
-	BSFL	AX, AX
-	LEAQ	(AX)(CX*1), AX
-	CMOVQNE	AX, BX
-	TESTQ	R10, R10
-	JNZ	bmfind
-	VZEROUPPER
-	MOVQ	BX, ret+64(FP)
-	RET
-
-bmzero:
-	VZEROUPPER
-	MOVQ	$0, ret+64(FP)
-	RET

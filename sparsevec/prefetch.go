@@ -15,9 +15,7 @@ func (m *CSR) PrefetchRow(r int) {
 	if lo >= hi {
 		return
 	}
-	n := uintptr(hi-lo) * 4
-	prefetchRange(unsafe.Pointer(&m.Idx[lo]), n)
-	prefetchRange(unsafe.Pointer(&m.Val[lo]), n)
+	prefetchPair(unsafe.Pointer(&m.Idx[lo]), unsafe.Pointer(&m.Val[lo]), uintptr(hi-lo)*4)
 }
 
 // PrefetchPtr hints that row r's offsets and label will be read soon (the

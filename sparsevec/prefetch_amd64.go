@@ -8,3 +8,9 @@ import "unsafe"
 //
 //go:noescape
 func prefetchRange(p unsafe.Pointer, n uintptr)
+
+// prefetchPair issues PREFETCHT0 for every 64-byte line of [p, p+n) and
+// of [q, q+n).
+//
+//go:noescape
+func prefetchPair(p, q unsafe.Pointer, n uintptr)

@@ -18,3 +18,27 @@ loop:
 	JMP  loop
 done:
 	RET
+
+// func prefetchPair(p, q unsafe.Pointer, n uintptr)
+// PREFETCHT0 for every 64-byte line of [p, p+n) and of [q, q+n), in one
+// loop (the nonzeros of a CSR row: its indices and its values).
+// Both loops run over the lines of [p, p+n) plus one, so that the lines of
+// q are covered however the two are aligned (a prefetch past the end is
+// harmless).
+TEXT ·prefetchPair(SB), NOSPLIT, $0-24
+	MOVQ p+0(FP), AX
+	MOVQ q+8(FP), BX
+	MOVQ n+16(FP), CX
+	LEAQ 64(AX)(CX*1), DX // end of p, plus a line
+	ANDQ $-64, AX
+	ANDQ $-64, BX
+pairloop:
+	CMPQ AX, DX
+	JAE  pairdone
+	PREFETCHT0 (AX)
+	PREFETCHT0 (BX)
+	ADDQ $64, AX
+	ADDQ $64, BX
+	JMP  pairloop
+pairdone:
+	RET

@@ -5,3 +5,5 @@ package sparsevec
 import "unsafe"
 
 func prefetchRange(p unsafe.Pointer, n uintptr) {}
+
+func prefetchPair(p, q unsafe.Pointer, n uintptr) {}
