@@ -24,6 +24,15 @@
 	JA	fail; \
 	VBROADCASTSS	(4*k)(CX)(R11*4), bc
 
+// SCORES_IDX is SCORES_ROW without the value: the main loops broadcast
+// the values of four nonzeros from one 16-byte load with VSHUFPS (the
+// kernel is bound by loads, not by the shuffle port).
+#define SCORES_IDX(k) \
+	MOVL	(4*k)(BX)(R11*4), AX; \
+	IMULQ	DX, AX; \
+	CMPQ	AX, R8; \
+	JA	fail
+
 // lanes<> holds the int32 lane numbers 0..7 of a YMM register.
 DATA lanes<>+0(SB)/4, $0
 DATA lanes<>+4(SB)/4, $1
@@ -35,18 +44,14 @@ DATA lanes<>+24(SB)/4, $6
 DATA lanes<>+28(SB)/4, $7
 GLOBL lanes<>(SB), RODATA|NOPTR, $32
 
-#define SCORES_IDX(k) \
-	MOVL	(4*k)(BX)(R11*4), AX; \
-	IMULQ	DX, AX; \
-	CMPQ	AX, R8; \
-	JA	fail
-
 // func scoresAVX2(dst, w []float32, idx []uint32, val []float32, k int, s, b float32) (best int, ok bool)
 //
-// The row is cut into column blocks of up to 4 chunks of 8 floats; for each
-// block one pass over the nonzeros accumulates in YMM registers, with
-// independent accumulator sets for consecutive nonzeros so that the FMA
-// latency (4–5 cycles) is hidden, and the sets are summed at the end.
+// The row is cut into column blocks of up to 4 chunks of 8 floats, and a
+// last block of 5 when 5 remain; for each block one pass over the
+// nonzeros accumulates in YMM registers, with independent accumulator sets
+// for consecutive nonzeros so that the FMA latency (4–5 cycles) is hidden,
+// and the sets are summed at the end. With k > 0 the bias epilogue and
+// argmax follow (see epilogue below).
 // Extra registers: DI dst, SI w, R10 column offset in bytes, R12 w + R10,
 // R13 n rounded down to a multiple of 4.
 TEXT ·scoresAVX2(SB), NOSPLIT, $0-121
