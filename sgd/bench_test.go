@@ -1,6 +1,7 @@
 package sgd
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/polyhedral/cpm/learner/learnertest"
@@ -30,6 +31,32 @@ func BenchmarkStep(b *testing.B) {
 			p.asg.Reserve(data.Rows())
 			src, _ := newMemorySource(data, nil, 1, 1, false)
 			// Warm up past the first epochs, where almost every row updates.
+			for range 200_000 {
+				x, y, id, _ := src.Next()
+				p.Step(x, y == 1, id)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				x, y, id, _ := src.Next()
+				p.Step(x, y == 1, id)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Msteps/s")
+			reportCPU(b, cpu0, "step")
+		})
+	}
+}
+
+// BenchmarkStepK is BenchmarkStep (h = 0) with more faces.
+func BenchmarkStepK(b *testing.B) {
+	data := learnertest.MNISTLike(20000)
+	for _, k := range []int{40, 100} {
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			cfg, _ := Config{K: k, Iterations: 10_000_000}.withDefaults()
+			p, _ := newPolytope(cfg, data.Dim)
+			p.asg.Reserve(data.Rows())
+			src, _ := newMemorySource(data, nil, 1, 1, false)
 			for range 200_000 {
 				x, y, id, _ := src.Next()
 				p.Step(x, y == 1, id)

@@ -121,8 +121,8 @@ func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) {
 	}
 	z := p.scores(x)
 	p.t++
-	eta := 1 / (p.lambda * float64(p.t))
-	// W_{t+1} = (1 - η_t λ) W_t + η_t g_t, with 1 - η_t λ = 1 - 1/t.
+	// W_{t+1} = (1 - η_t λ) W_t + η_t g_t, with 1 - η_t λ = 1 - 1/t;
+	// η_t (eta) is computed only on the steps that update.
 	if p.t == 1 {
 		p.W.Zero()
 		p.scale = 1
@@ -138,11 +138,11 @@ func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) {
 	if !positive {
 		st.Neg++
 		if sc[z] <= -1 {
-			// sc[z] is the highest score that is not NaN (scores): no
-			// face has a positive hinge loss.
+			// sc[z] is the highest score that is not NaN (see
+			// ScoresArgmax): no face has a positive hinge loss.
 			return
 		}
-		a := float32(-p.costRatio * eta / p.scale)
+		a := float32(-p.costRatio * p.eta() / p.scale)
 		c := p.coef[:k]
 		n, last := 0, 0
 		for j, v := range sc {
@@ -176,11 +176,14 @@ func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) {
 	}
 	z = p.asg.Assign(p.score, id)
 	st.PosLoss += float64(1 - sc[z])
-	a := float32(eta / p.scale)
+	a := float32(p.eta() / p.scale)
 	p.W.AddToFace(z, a, x)
 	p.W.Row(0)[z] += a * p.bias
 	st.Updates++
 }
+
+// eta returns the step size η_t = 1/(λt) of step t.
+func (p *polytope) eta() float64 { return 1 / (p.lambda * float64(p.t)) }
 
 // fold multiplies the lazy scale into the stored weights.
 func (p *polytope) fold() {
