@@ -42,3 +42,26 @@ pairloop:
 	JMP  pairloop
 pairdone:
 	RET
+
+// func prefetchRows(w unsafe.Pointer, d, strideBytes int, idx []uint32)
+// PREFETCHT0 for the first 64-byte line of row idx[i] of the d rows of
+// strideBytes at w, for every idx[i] < d.
+TEXT ·prefetchRows(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), SI
+	MOVQ d+8(FP), R8
+	MOVQ strideBytes+16(FP), DX
+	MOVQ idx_base+24(FP), BX
+	MOVQ idx_len+32(FP), CX
+	XORQ R11, R11
+rowloop:
+	CMPQ R11, CX
+	JAE  rowdone
+	MOVL (BX)(R11*4), AX
+	INCQ R11
+	CMPQ AX, R8
+	JAE  rowloop
+	IMULQ DX, AX
+	PREFETCHT0 (SI)(AX*1)
+	JMP  rowloop
+rowdone:
+	RET
