@@ -1,10 +1,20 @@
 package sgd
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/polyhedral/cpm/learner/learnertest"
 )
+
+// reportCPU reports the process CPU time since cpu0 per iteration as
+// cpu-ns/<unit>: on a shared machine it varies less than the wall time,
+// which counts the time the benchmark waits for a core.
+func reportCPU(b *testing.B, cpu0 int64, unit string) {
+	if cpu := cpuTime() - cpu0; cpu0 > 0 && cpu > 0 {
+		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/"+unit)
+	}
+}
 
 // BenchmarkStep measures SGD steps of one K=10 polytope on MNIST-shaped
 // rows (the figure behind "steps/s" in the README).
@@ -27,11 +37,39 @@ func BenchmarkStep(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			for b.Loop() {
 				x, y, id, _ := src.Next()
 				p.Step(x, y == 1, id)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Msteps/s")
+			reportCPU(b, cpu0, "step")
+		})
+	}
+}
+
+// BenchmarkStepK is BenchmarkStep (h = 0) with more faces.
+func BenchmarkStepK(b *testing.B) {
+	data := learnertest.MNISTLike(20000)
+	for _, k := range []int{40, 100} {
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			cfg, _ := Config{K: k, Iterations: 10_000_000}.withDefaults()
+			p, _ := newPolytope(cfg, data.Dim)
+			p.asg.Reserve(data.Rows())
+			src, _ := newMemorySource(data, nil, 1, 1, false)
+			for range 200_000 {
+				x, y, id, _ := src.Next()
+				p.Step(x, y == 1, id)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				x, y, id, _ := src.Next()
+				p.Step(x, y == 1, id)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Msteps/s")
+			reportCPU(b, cpu0, "step")
 		})
 	}
 }

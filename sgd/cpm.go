@@ -25,7 +25,6 @@ type polytope struct {
 	bias      float32
 	asg       *assign.Assigner
 
-	raw   []float32 // Stride: W·x without bias
 	score []float32 // Stride: true scores s·(W·x + b·W_0)
 	coef  []float32 // Stride: AddOuter coefficients
 
@@ -72,7 +71,6 @@ func newPolytope(cfg Config, d int) (*polytope, error) {
 		costRatio: cfg.CostRatio,
 		bias:      float32(cfg.Bias),
 		asg:       a,
-		raw:       make([]float32, w.Stride),
 		score:     make([]float32, w.Stride),
 		coef:      make([]float32, w.Stride),
 	}, nil
@@ -106,24 +104,10 @@ func (p *polytope) restore(st *taskState) error {
 	return nil
 }
 
-// scores fills p.score with the true scores of x and returns the face with
-// the highest score (lowest index on ties).
+// scores fills p.score with the true scores s·(W·x + b·W_0) of x and
+// returns the face with the highest score (lowest index on ties).
 func (p *polytope) scores(x sparsevec.Vector) int {
-	p.W.Scores(p.raw, x)
-	k := p.W.K
-	row0 := p.W.Row(0)[:k]
-	raw := p.raw[:k]
-	sc := p.score[:k]
-	s := float32(p.scale)
-	b := p.bias
-	best := 0
-	for j := range sc {
-		sc[j] = s * (raw[j] + b*row0[j])
-		if sc[j] > sc[best] {
-			best = j
-		}
-	}
-	return best
+	return p.W.ScoresArgmax(p.score, x, float32(p.scale), p.bias)
 }
 
 // Step performs one SGD step of Algorithm 1 on row x. positive says whether
@@ -137,8 +121,8 @@ func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) {
 	}
 	z := p.scores(x)
 	p.t++
-	eta := 1 / (p.lambda * float64(p.t))
-	// W_{t+1} = (1 - η_t λ) W_t + η_t g_t, with 1 - η_t λ = 1 - 1/t.
+	// W_{t+1} = (1 - η_t λ) W_t + η_t g_t, with 1 - η_t λ = 1 - 1/t;
+	// η_t (eta) is computed only on the steps that update.
 	if p.t == 1 {
 		p.W.Zero()
 		p.scale = 1
@@ -153,7 +137,12 @@ func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) {
 	st := &p.stats
 	if !positive {
 		st.Neg++
-		a := float32(-p.costRatio * eta / p.scale)
+		if sc[z] <= -1 {
+			// sc[z] is the highest score that is not NaN (see
+			// ScoresArgmax): no face has a positive hinge loss.
+			return
+		}
+		a := float32(-p.costRatio * p.eta() / p.scale)
 		c := p.coef[:k]
 		n, last := 0, 0
 		for j, v := range sc {
@@ -187,11 +176,14 @@ func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) {
 	}
 	z = p.asg.Assign(p.score, id)
 	st.PosLoss += float64(1 - sc[z])
-	a := float32(eta / p.scale)
+	a := float32(p.eta() / p.scale)
 	p.W.AddToFace(z, a, x)
 	p.W.Row(0)[z] += a * p.bias
 	st.Updates++
 }
+
+// eta returns the step size η_t = 1/(λt) of step t.
+func (p *polytope) eta() float64 { return 1 / (p.lambda * float64(p.t)) }
 
 // fold multiplies the lazy scale into the stored weights.
 func (p *polytope) fold() {

@@ -59,7 +59,9 @@ func benchImpls(b *testing.B, bc *benchCase, f func(b *testing.B)) {
 			b.Run(impl.name, func(b *testing.B) {
 				defer impl.use()()
 				b.ReportAllocs()
+				cpu0 := cpuTime()
 				f(b)
+				reportCPU(b, cpu0)
 				bc.report(b)
 			})
 		}

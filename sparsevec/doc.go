@@ -11,6 +11,10 @@
 //	AddToFace(k, a, x): W[j][k] += a · x_j                         for one face
 //	AddOuter(c, x):    W[j][:] += x_j · c[:]                       (rank-one update)
 //
+// ScoresArgmax is Scores followed by what a linear machine with a bias
+// feature and lazily scaled weights does with the sums: dst[k] =
+// s·(dst[k] + b·W[0][k]) and the index of the largest, in one kernel call.
+//
 // AddOuter with c = a on a chosen set of faces and 0 elsewhere updates that
 // set of faces in one pass; this is how CPM pushes a negative row down on
 // every violated face (Kantchelian et al., NIPS 2014, Algorithm 1).

@@ -21,8 +21,14 @@ const maxAVX2Stride = 1 << 28
 // len(val) >= len(idx). It reports false, leaving dst unspecified, if a
 // row idx[i] does not lie wholly inside w.
 //
+// With k > 0 (at most len(dst)) it then applies biasArgmaxGeneric's
+// epilogue with row0 = w[:len(dst)] to the first k columns, sets the
+// padding columns k.. to 0, and returns the argmax as best; it reports
+// false if w holds no whole row. With k = 0, best is 0 and s and b are
+// not used.
+//
 //go:noescape
-func scoresAVX2(dst, w []float32, idx []uint32, val []float32) (ok bool)
+func scoresAVX2(dst, w []float32, idx []uint32, val []float32, k int, s, b float32) (best int, ok bool)
 
 // addOuterAVX2 performs w[j·s : (j+1)·s] += val[i]·c for every j = idx[i],
 // where s = len(c), with one FMA (one rounding) per weight. It requires
@@ -34,12 +40,24 @@ func scoresAVX2(dst, w []float32, idx []uint32, val []float32) (ok bool)
 //go:noescape
 func addOuterAVX2(w, c []float32, idx []uint32, val []float32) (ok bool)
 
+func scoresArgmax(dst, w []float32, k int, idx []uint32, val []float32, s, b float32) int {
+	if !useAVX2 || len(dst) >= maxAVX2Stride {
+		scoresGeneric(dst, w, k, idx, val)
+		return biasArgmaxGeneric(dst[:k], w[:k], s, b)
+	}
+	best, ok := scoresAVX2(dst, w, idx, val, k, s, b)
+	if !ok {
+		panicIndex(idx, len(w)/len(dst))
+	}
+	return best
+}
+
 func scores(dst, w []float32, k int, idx []uint32, val []float32) {
 	if !useAVX2 || len(dst) >= maxAVX2Stride {
 		scoresGeneric(dst, w, k, idx, val)
 		return
 	}
-	if !scoresAVX2(dst, w, idx, val) {
+	if _, ok := scoresAVX2(dst, w, idx, val, 0, 0, 0); !ok {
 		panicIndex(idx, len(w)/len(dst))
 	}
 	// Padding comes out 0 even if an infinite x_j met a zero padding

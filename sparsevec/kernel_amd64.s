@@ -24,15 +24,37 @@
 	JA	fail; \
 	VBROADCASTSS	(4*k)(CX)(R11*4), bc
 
-// func scoresAVX2(dst, w []float32, idx []uint32, val []float32) (ok bool)
+// SCORES_IDX is SCORES_ROW without the value: the main loops broadcast
+// the values of four nonzeros from one 16-byte load with VSHUFPS (the
+// kernel is bound by loads, not by the shuffle port).
+#define SCORES_IDX(k) \
+	MOVL	(4*k)(BX)(R11*4), AX; \
+	IMULQ	DX, AX; \
+	CMPQ	AX, R8; \
+	JA	fail
+
+// lanes<> holds the int32 lane numbers 0..7 of a YMM register.
+DATA lanes<>+0(SB)/4, $0
+DATA lanes<>+4(SB)/4, $1
+DATA lanes<>+8(SB)/4, $2
+DATA lanes<>+12(SB)/4, $3
+DATA lanes<>+16(SB)/4, $4
+DATA lanes<>+20(SB)/4, $5
+DATA lanes<>+24(SB)/4, $6
+DATA lanes<>+28(SB)/4, $7
+GLOBL lanes<>(SB), RODATA|NOPTR, $32
+
+// func scoresAVX2(dst, w []float32, idx []uint32, val []float32, k int, s, b float32) (best int, ok bool)
 //
-// The row is cut into column blocks of up to 4 chunks of 8 floats; for each
-// block one pass over the nonzeros accumulates in YMM registers, with
-// independent accumulator sets for consecutive nonzeros so that the FMA
-// latency (4–5 cycles) is hidden, and the sets are summed at the end.
+// The row is cut into column blocks of up to 4 chunks of 8 floats, and a
+// last block of 5 when 5 remain; for each block one pass over the
+// nonzeros accumulates in YMM registers, with independent accumulator sets
+// for consecutive nonzeros so that the FMA latency (4–5 cycles) is hidden,
+// and the sets are summed at the end. With k > 0 the bias epilogue and
+// argmax follow (see epilogue below).
 // Extra registers: DI dst, SI w, R10 column offset in bytes, R12 w + R10,
 // R13 n rounded down to a multiple of 4.
-TEXT ·scoresAVX2(SB), NOSPLIT, $0-97
+TEXT ·scoresAVX2(SB), NOSPLIT, $0-121
 	MOVQ	dst_base+0(FP), DI
 	MOVQ	dst_len+8(FP), DX
 	MOVQ	w_base+24(FP), SI
@@ -59,6 +81,8 @@ colloop:
 	LEAQ	(SI)(R10*1), R12
 	MOVQ	DX, AX
 	SUBQ	R10, AX
+	CMPQ	AX, $160
+	JEQ	block5
 	CMPQ	AX, $128
 	JAE	block4
 	CMPQ	AX, $96
@@ -77,13 +101,18 @@ block1:
 	JAE	b1tail
 
 b1loop:
-	SCORES_ROW(0, Y8)
+	VBROADCASTF128	(CX)(R11*4), Y12
+	VSHUFPS	$0x00, Y12, Y12, Y8
+	SCORES_IDX(0)
 	VFMADD231PS	(R12)(AX*1), Y8, Y0
-	SCORES_ROW(1, Y9)
+	VSHUFPS	$0x55, Y12, Y12, Y9
+	SCORES_IDX(1)
 	VFMADD231PS	(R12)(AX*1), Y9, Y1
-	SCORES_ROW(2, Y10)
+	VSHUFPS	$0xaa, Y12, Y12, Y10
+	SCORES_IDX(2)
 	VFMADD231PS	(R12)(AX*1), Y10, Y2
-	SCORES_ROW(3, Y11)
+	VSHUFPS	$0xff, Y12, Y12, Y11
+	SCORES_IDX(3)
 	VFMADD231PS	(R12)(AX*1), Y11, Y3
 	ADDQ	$4, R11
 	CMPQ	R11, R13
@@ -120,16 +149,21 @@ block2:
 	JAE	b2tail
 
 b2loop:
-	SCORES_ROW(0, Y8)
+	VBROADCASTF128	(CX)(R11*4), Y12
+	VSHUFPS	$0x00, Y12, Y12, Y8
+	VSHUFPS	$0x55, Y12, Y12, Y9
+	VSHUFPS	$0xaa, Y12, Y12, Y10
+	VSHUFPS	$0xff, Y12, Y12, Y11
+	SCORES_IDX(0)
 	VFMADD231PS	(R12)(AX*1), Y8, Y0
 	VFMADD231PS	32(R12)(AX*1), Y8, Y1
-	SCORES_ROW(1, Y9)
+	SCORES_IDX(1)
 	VFMADD231PS	(R12)(AX*1), Y9, Y2
 	VFMADD231PS	32(R12)(AX*1), Y9, Y3
-	SCORES_ROW(2, Y10)
+	SCORES_IDX(2)
 	VFMADD231PS	(R12)(AX*1), Y10, Y4
 	VFMADD231PS	32(R12)(AX*1), Y10, Y5
-	SCORES_ROW(3, Y11)
+	SCORES_IDX(3)
 	VFMADD231PS	(R12)(AX*1), Y11, Y6
 	VFMADD231PS	32(R12)(AX*1), Y11, Y7
 	ADDQ	$4, R11
@@ -176,19 +210,24 @@ block3:
 	JAE	b3tail
 
 b3loop:
-	SCORES_ROW(0, Y12)
+	VBROADCASTF128	(CX)(R11*4), Y14
+	VSHUFPS	$0x00, Y14, Y14, Y12
+	SCORES_IDX(0)
 	VFMADD231PS	(R12)(AX*1), Y12, Y0
 	VFMADD231PS	32(R12)(AX*1), Y12, Y1
 	VFMADD231PS	64(R12)(AX*1), Y12, Y2
-	SCORES_ROW(1, Y13)
+	VSHUFPS	$0x55, Y14, Y14, Y13
+	SCORES_IDX(1)
 	VFMADD231PS	(R12)(AX*1), Y13, Y3
 	VFMADD231PS	32(R12)(AX*1), Y13, Y4
 	VFMADD231PS	64(R12)(AX*1), Y13, Y5
-	SCORES_ROW(2, Y12)
+	VSHUFPS	$0xaa, Y14, Y14, Y12
+	SCORES_IDX(2)
 	VFMADD231PS	(R12)(AX*1), Y12, Y6
 	VFMADD231PS	32(R12)(AX*1), Y12, Y7
 	VFMADD231PS	64(R12)(AX*1), Y12, Y8
-	SCORES_ROW(3, Y13)
+	VSHUFPS	$0xff, Y14, Y14, Y13
+	SCORES_IDX(3)
 	VFMADD231PS	(R12)(AX*1), Y13, Y9
 	VFMADD231PS	32(R12)(AX*1), Y13, Y10
 	VFMADD231PS	64(R12)(AX*1), Y13, Y11
@@ -240,22 +279,27 @@ block4:
 	JAE	b4tail
 
 b4loop:
-	SCORES_ROW(0, Y8)
+	VBROADCASTF128	(CX)(R11*4), Y12
+	VSHUFPS	$0x00, Y12, Y12, Y8
+	SCORES_IDX(0)
 	VFMADD231PS	(R12)(AX*1), Y8, Y0
 	VFMADD231PS	32(R12)(AX*1), Y8, Y1
 	VFMADD231PS	64(R12)(AX*1), Y8, Y2
 	VFMADD231PS	96(R12)(AX*1), Y8, Y3
-	SCORES_ROW(1, Y9)
+	VSHUFPS	$0x55, Y12, Y12, Y9
+	SCORES_IDX(1)
 	VFMADD231PS	(R12)(AX*1), Y9, Y4
 	VFMADD231PS	32(R12)(AX*1), Y9, Y5
 	VFMADD231PS	64(R12)(AX*1), Y9, Y6
 	VFMADD231PS	96(R12)(AX*1), Y9, Y7
-	SCORES_ROW(2, Y10)
+	VSHUFPS	$0xaa, Y12, Y12, Y10
+	SCORES_IDX(2)
 	VFMADD231PS	(R12)(AX*1), Y10, Y0
 	VFMADD231PS	32(R12)(AX*1), Y10, Y1
 	VFMADD231PS	64(R12)(AX*1), Y10, Y2
 	VFMADD231PS	96(R12)(AX*1), Y10, Y3
-	SCORES_ROW(3, Y11)
+	VSHUFPS	$0xff, Y12, Y12, Y11
+	SCORES_IDX(3)
 	VFMADD231PS	(R12)(AX*1), Y11, Y4
 	VFMADD231PS	32(R12)(AX*1), Y11, Y5
 	VFMADD231PS	64(R12)(AX*1), Y11, Y6
@@ -287,16 +331,195 @@ b4done:
 	ADDQ	$128, R10
 	JMP	colloop
 
+	// Five chunks, the last five of the row: block4's pass and block1's
+	// fused into one pass over the nonzeros, with each one's accumulator
+	// sets and sums (the same operations in the same order per column):
+	// (Y0–Y3) and (Y4–Y7) for even and odd nonzeros on the first four
+	// chunks, Y8–Y11 for the nonzeros of a step on the fifth.
+block5:
+	VXORPS	Y0, Y0, Y0
+	VXORPS	Y1, Y1, Y1
+	VXORPS	Y2, Y2, Y2
+	VXORPS	Y3, Y3, Y3
+	VXORPS	Y4, Y4, Y4
+	VXORPS	Y5, Y5, Y5
+	VXORPS	Y6, Y6, Y6
+	VXORPS	Y7, Y7, Y7
+	VXORPS	Y8, Y8, Y8
+	VXORPS	Y9, Y9, Y9
+	VXORPS	Y10, Y10, Y10
+	VXORPS	Y11, Y11, Y11
+	XORQ	R11, R11
+	CMPQ	R11, R13
+	JAE	b5tail
+
+b5loop:
+	VBROADCASTF128	(CX)(R11*4), Y12
+	VSHUFPS	$0x00, Y12, Y12, Y13
+	SCORES_IDX(0)
+	VFMADD231PS	(R12)(AX*1), Y13, Y0
+	VFMADD231PS	32(R12)(AX*1), Y13, Y1
+	VFMADD231PS	64(R12)(AX*1), Y13, Y2
+	VFMADD231PS	96(R12)(AX*1), Y13, Y3
+	VFMADD231PS	128(R12)(AX*1), Y13, Y8
+	VSHUFPS	$0x55, Y12, Y12, Y14
+	SCORES_IDX(1)
+	VFMADD231PS	(R12)(AX*1), Y14, Y4
+	VFMADD231PS	32(R12)(AX*1), Y14, Y5
+	VFMADD231PS	64(R12)(AX*1), Y14, Y6
+	VFMADD231PS	96(R12)(AX*1), Y14, Y7
+	VFMADD231PS	128(R12)(AX*1), Y14, Y9
+	VSHUFPS	$0xaa, Y12, Y12, Y13
+	SCORES_IDX(2)
+	VFMADD231PS	(R12)(AX*1), Y13, Y0
+	VFMADD231PS	32(R12)(AX*1), Y13, Y1
+	VFMADD231PS	64(R12)(AX*1), Y13, Y2
+	VFMADD231PS	96(R12)(AX*1), Y13, Y3
+	VFMADD231PS	128(R12)(AX*1), Y13, Y10
+	VSHUFPS	$0xff, Y12, Y12, Y14
+	SCORES_IDX(3)
+	VFMADD231PS	(R12)(AX*1), Y14, Y4
+	VFMADD231PS	32(R12)(AX*1), Y14, Y5
+	VFMADD231PS	64(R12)(AX*1), Y14, Y6
+	VFMADD231PS	96(R12)(AX*1), Y14, Y7
+	VFMADD231PS	128(R12)(AX*1), Y14, Y11
+	ADDQ	$4, R11
+	CMPQ	R11, R13
+	JB	b5loop
+
+b5tail:
+	CMPQ	R11, R9
+	JAE	b5done
+	SCORES_ROW(0, Y13)
+	VFMADD231PS	(R12)(AX*1), Y13, Y0
+	VFMADD231PS	32(R12)(AX*1), Y13, Y1
+	VFMADD231PS	64(R12)(AX*1), Y13, Y2
+	VFMADD231PS	96(R12)(AX*1), Y13, Y3
+	VFMADD231PS	128(R12)(AX*1), Y13, Y8
+	INCQ	R11
+	JMP	b5tail
+
+b5done:
+	VADDPS	Y4, Y0, Y0
+	VADDPS	Y5, Y1, Y1
+	VADDPS	Y6, Y2, Y2
+	VADDPS	Y7, Y3, Y3
+	VADDPS	Y9, Y8, Y8
+	VADDPS	Y11, Y10, Y10
+	VADDPS	Y10, Y8, Y8
+	VMOVUPS	Y0, (DI)(R10*1)
+	VMOVUPS	Y1, 32(DI)(R10*1)
+	VMOVUPS	Y2, 64(DI)(R10*1)
+	VMOVUPS	Y3, 96(DI)(R10*1)
+	VMOVUPS	Y8, 128(DI)(R10*1)
+	ADDQ	$160, R10
+	JMP	colloop
+
 done:
+	MOVQ	k+96(FP), AX
+	TESTQ	AX, AX
+	JNZ	epilogue
 	VZEROUPPER
-	MOVB	$1, ok+96(FP)
+	MOVQ	$0, best+112(FP)
+	MOVB	$1, ok+120(FP)
 	RET
 
 fail:
 	VZEROUPPER
 
 failnovec:
-	MOVB	$0, ok+96(FP)
+	MOVQ	$0, best+112(FP)
+	MOVB	$0, ok+120(FP)
+	RET
+
+	// The bias epilogue and argmax (k > 0), over the scores just stored
+	// in dst. First pass, per chunk of 8 columns: t = row0·b, u = t + dst,
+	// v = u·s, each rounded (the operand order of the scalar Go expression
+	// s*(dst + b*row0), which decides which NaN comes out when two meet),
+	// with row0 the first row of w; dst = v on live columns (column < k)
+	// and 0 on padding; a running maximum M of v over live columns.
+	// VMAXPS returns its second source when either source is NaN, and M
+	// is never NaN, so NaN scores are passed over. If dst[0] is NaN the
+	// answer is 0; otherwise M is a live non-NaN score, and the answer is
+	// the first column whose stored score equals M (ordered equality: the
+	// scan's first maximum, -0 and +0 being equal; padding columns come
+	// after every live one).
+	//
+	// Registers: DI dst, SI row0, DX strideBytes, R10 byte offset, Y9
+	// running maximum, Y10 -Inf, Y11 eight int32 8s, Y12 column numbers of
+	// the chunk, Y13 k, Y14 s, Y15 b.
+epilogue:
+	// row0 must lie inside w (an empty x is accepted without a row).
+	MOVQ	w_len+32(FP), R8
+	SHLQ	$2, R8
+	CMPQ	R8, DX
+	JB	fail
+	VPBROADCASTD	k+96(FP), Y13
+	VBROADCASTSS	s+104(FP), Y14
+	VBROADCASTSS	b+108(FP), Y15
+	VMOVDQU	lanes<>(SB), Y12
+	MOVL	$8, AX
+	MOVQ	AX, X11
+	VPBROADCASTD	X11, Y11
+	MOVL	$0xff800000, AX
+	MOVQ	AX, X10
+	VPBROADCASTD	X10, Y10
+	VMOVAPS	Y10, Y9
+	XORQ	R10, R10
+
+bmscore:
+	VMOVUPS	(SI)(R10*1), Y0
+	VMULPS	Y15, Y0, Y0
+	VADDPS	(DI)(R10*1), Y0, Y0
+	VMULPS	Y14, Y0, Y0
+	VPCMPGTD	Y12, Y13, Y1
+	VANDPS	Y1, Y0, Y2
+	VMOVUPS	Y2, (DI)(R10*1)
+	VBLENDVPS	Y1, Y0, Y10, Y3
+	VMAXPS	Y9, Y3, Y9
+	VPADDD	Y11, Y12, Y12
+	ADDQ	$32, R10
+	CMPQ	R10, DX
+	JB	bmscore
+
+	VMOVSS	(DI), X0
+	VUCOMISS	X0, X0
+	JPS	bmzero
+	VEXTRACTF128	$1, Y9, X1
+	VMAXPS	X1, X9, X9
+	VPERMILPS	$0x4e, X9, X1
+	VMAXPS	X1, X9, X9
+	VPERMILPS	$0xb1, X9, X1
+	VMAXPS	X1, X9, X9
+	VBROADCASTSS	X9, Y9
+
+	// The chunks are searched from the last to the first, without a
+	// data-dependent branch: BX ends as the first match of the lowest
+	// chunk that has one.
+	XORQ	BX, BX
+	MOVQ	DX, R10
+	MOVQ	DX, CX
+	SHRQ	$2, CX
+
+bmfind:
+	SUBQ	$32, R10
+	SUBQ	$8, CX
+	VCMPPS	$0, (DI)(R10*1), Y9, Y1
+	VMOVMSKPS	Y1, AX
+	BSFL	AX, AX
+	LEAQ	(AX)(CX*1), AX
+	CMOVQNE	AX, BX
+	TESTQ	R10, R10
+	JNZ	bmfind
+	VZEROUPPER
+	MOVQ	BX, best+112(FP)
+	MOVB	$1, ok+120(FP)
+	RET
+
+bmzero:
+	VZEROUPPER
+	MOVQ	$0, best+112(FP)
+	MOVB	$1, ok+120(FP)
 	RET
 
 // AO_ROW loads idx[i+k] and val[i+k] for the k-th nonzero of an unrolled
@@ -393,3 +616,5 @@ aofail:
 aofailnovec:
 	MOVB	$0, ok+96(FP)
 	RET
+
+

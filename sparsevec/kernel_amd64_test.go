@@ -49,6 +49,12 @@ func randPaddedWeights(rng *rand.Rand, d, k int) []float32 {
 	return w
 }
 
+// scoresAVX2ok is scoresAVX2 without the epilogue (k = 0), reporting only ok.
+func scoresAVX2ok(dst, w []float32, idx []uint32, val []float32) bool {
+	_, ok := scoresAVX2(dst, w, idx, val, 0, 0, 0)
+	return ok
+}
+
 // TestScoresAVX2 compares the asm kernel with the generic one and both with
 // the float64 reference. The asm sums four interleaved partial sums with
 // FMA, the generic kernel one running sum of rounded products, so they may
@@ -72,7 +78,7 @@ func TestScoresAVX2(t *testing.T) {
 			g := make([]float32, s)
 			scoresGeneric(g, w, k, x.Idx, x.Val)
 			a, awhole := guarded(s)
-			if !scoresAVX2(a, w, x.Idx, x.Val) {
+			if !scoresAVX2ok(a, w, x.Idx, x.Val) {
 				t.Fatalf("%s: scoresAVX2 reported a bad index", name)
 			}
 			checkGuards(t, name, awhole)
@@ -188,7 +194,7 @@ func TestAVX2BadIndex(t *testing.T) {
 						val[i] = 1
 					}
 					idx[bad] = j
-					if scoresAVX2(dst, w, idx, val) {
+					if scoresAVX2ok(dst, w, idx, val) {
 						t.Errorf("%s: scoresAVX2 accepted the index", name)
 					}
 					if addOuterAVX2(w, c, idx, val) {
@@ -201,7 +207,7 @@ func TestAVX2BadIndex(t *testing.T) {
 		}
 		// w shorter than one row: only an empty x is accepted.
 		short := w[:s-Lanes]
-		if !scoresAVX2(dst, short, nil, nil) || !addOuterAVX2(short, c, nil, nil) {
+		if !scoresAVX2ok(dst, short, nil, nil) || !addOuterAVX2(short, c, nil, nil) {
 			t.Errorf("K=%d: empty x rejected with a short w", k)
 		}
 		for i, v := range dst {
@@ -209,8 +215,11 @@ func TestAVX2BadIndex(t *testing.T) {
 				t.Errorf("K=%d: empty x gave dst[%d] = %v", k, i, v)
 			}
 		}
+		if _, ok := scoresAVX2(dst, short, nil, nil, k, 1, 1); ok {
+			t.Errorf("K=%d: epilogue accepted w without a bias row", k)
+		}
 		one := []uint32{0}
-		if scoresAVX2(dst, short, one, []float32{1}) || addOuterAVX2(short, c, one, []float32{1}) {
+		if scoresAVX2ok(dst, short, one, []float32{1}) || addOuterAVX2(short, c, one, []float32{1}) {
 			t.Errorf("K=%d: row 0 accepted with w shorter than a row", k)
 		}
 		checkGuards(t, fmt.Sprintf("K=%d short w", k), wwhole)

@@ -231,3 +231,20 @@ func addOuterCol(w []float32, c float32, stride int, idx []uint32, val []float32
 		w[int(j)*stride] += val[i] * c
 	}
 }
+
+// biasArgmaxGeneric sets dst[j] = s·(dst[j] + b·row0[j]) for every j, with
+// the product b·row0[j] rounded to float32 before the addition (never
+// fused), and returns the first j with the largest dst[j]: the j kept by
+// the scan "best = j if dst[j] > dst[best]", so a NaN dst[0] gives 0 and
+// any other NaN is passed over.
+func biasArgmaxGeneric(dst, row0 []float32, s, b float32) int {
+	row0 = row0[:len(dst)]
+	best := 0
+	for j := range dst {
+		dst[j] = s * (dst[j] + float32(b*row0[j]))
+		if dst[j] > dst[best] {
+			best = j
+		}
+	}
+	return best
+}

@@ -9,3 +9,8 @@ func scores(dst, w []float32, k int, idx []uint32, val []float32) {
 func addOuter(w, c []float32, k int, idx []uint32, val []float32) {
 	addOuterGeneric(w, c, k, idx, val)
 }
+
+func scoresArgmax(dst, w []float32, k int, idx []uint32, val []float32, s, b float32) int {
+	scoresGeneric(dst, w, k, idx, val)
+	return biasArgmaxGeneric(dst[:k], w[:k], s, b)
+}

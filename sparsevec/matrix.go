@@ -144,6 +144,28 @@ func (m *Matrix) Scores(dst []float32, x Vector) {
 	scores(dst[:m.Stride], w, m.K, x.Idx, x.Val[:len(x.Idx)])
 }
 
+// ScoresArgmax sets dst[k] = s·(Σ_i x.Val[i]·W[x.Idx[i]][k] + b·W[0][k])
+// for k < K and dst[K:Stride] = 0, and returns the first k < K with the
+// largest dst[k]. These are the scores of x under the weights s·W when
+// row 0 is the weight of a bias feature of value b (a linear machine
+// whose weights carry a lazy scale s). The sum is Scores' sum, rounded as
+// Scores rounds it; b·W[0][k], the addition and the multiplication by s
+// are then rounded to float32 one by one, never fused. The argmax is that
+// of the scan "best = k if dst[k] > dst[best]" from best = 0: a NaN
+// dst[0] gives 0, any other NaN is never chosen, and ties go to the
+// lowest k. It panics if len(dst) < Stride, if D = 0 (no bias row) or if
+// an index of x is not below D. It does not allocate.
+func (m *Matrix) ScoresArgmax(dst []float32, x Vector, s, b float32) int {
+	if len(dst) < m.Stride {
+		panic("sparsevec: ScoresArgmax dst shorter than Stride")
+	}
+	if m.D < 1 {
+		panic("sparsevec: ScoresArgmax on a matrix without a bias row")
+	}
+	w := m.checkVec(x)
+	return scoresArgmax(dst[:m.Stride], w, m.K, x.Idx, x.Val[:len(x.Idx)], s, b)
+}
+
 // AddToFace adds a·x to face k: W[j][k] += a·x_j for every nonzero j.
 // It panics if k is not a face or an index of x is not below D.
 func (m *Matrix) AddToFace(k int, a float32, x Vector) {

@@ -65,3 +65,18 @@ func TestPermuteInto(t *testing.T) {
 		t.Errorf("PermuteInto into a large enough CSR allocates %v times", allocs)
 	}
 }
+
+// Matrix.Prefetch must not fault for any index, on a matrix above its
+// size threshold and below it, and must not allocate.
+func TestMatrixPrefetchIsHarmless(t *testing.T) {
+	big := NewMatrix(prefetchMinBytes/(16*4)+1, 10)
+	small := NewMatrix(3, 10)
+	x := Vector{Idx: []uint32{0, 2, 5, uint32(big.D - 1), uint32(big.D), 1 << 31, ^uint32(0)}, Val: make([]float32, 7)}
+	for _, m := range []*Matrix{big, small, {}} {
+		m.Prefetch(x)
+		m.Prefetch(Vector{})
+	}
+	if a := testing.AllocsPerRun(100, func() { big.Prefetch(x) }); a != 0 {
+		t.Fatalf("Prefetch allocates %v", a)
+	}
+}
