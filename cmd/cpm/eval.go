@@ -55,18 +55,30 @@ func (r *evalResult) classIndex(y float32) int {
 // evaluate streams the rows of path through model m, counting errors, the
 // confusion matrix, face assignments and what eval's quality figures need
 // (res.acc); with scoresPath it writes one line per row as so says
-// (appendHeader, appendRow).
+// (appendHeader, appendRow). Blocks are scored on so.workers goroutines
+// (scoreBlocks) and counted and written in input order, so the figures and
+// the scores file are the same whatever the number of workers.
 func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, so scoreOpts, opts ...reader.Option) (*evalResult, error) {
-	c, err := newRowOutputs(m, so.proba || so.metrics, so.proba)
+	mk, err := newRowOutputsMaker(m, so.proba || so.metrics, so.proba)
 	if err != nil {
 		return nil, err
 	}
-	// A multiclass model's class scores are read by the scores file and
-	// by a calibration.
-	c.noClassScores = scoresPath == "" && (c.probs == nil || c.cal == nil)
-	multi := learner.IsMulticlass(m)
+	workers := so.workers
+	if workers <= 0 {
+		workers = scoreWorkers()
+	}
+	outs := make([]*rowOutputs, workers)
+	for w := range outs {
+		if outs[w], err = mk.new(); err != nil {
+			return nil, err
+		}
+		// A multiclass model's class scores are read by the scores file
+		// and by a calibration.
+		outs[w].noClassScores = scoresPath == "" && (outs[w].probs == nil || outs[w].cal == nil)
+	}
 	res := newEvalResult(m)
 	res.acc.on = so.metrics
+	sj := scoreJob{keep: so.metrics}
 	var out *bufio.Writer
 	var scores *reader.OutputFile
 	if scoresPath != "" {
@@ -78,47 +90,28 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, so s
 		}
 		defer scores.Abort() // a no-op after Close
 		out = bufio.NewWriterSize(scores, 1<<16)
-		if _, err := out.Write(appendHeader(nil, so, m.Classes, len(c.scores))); err != nil {
+		if _, err := out.Write(appendHeader(nil, so, m.Classes, len(outs[0].scores))); err != nil {
 			return nil, fmt.Errorf("writing scores: %w", err)
 		}
+		sj.lines = newRowFormat(so, m.Classes)
 	}
 	st, err := openBlocks(path, 4096, opts...)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
-	var line []byte
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		b, err := st.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		for r := 0; r < b.Rows(); r++ {
-			y := b.Labels[r]
-			pred, face := c.predict(b.Row(r))
-			res.acc.add(y, c.scores, c.probs)
-			res.rows++
-			if pred != y {
-				res.wrong++
-			}
-			res.confusion[res.classIndex(y)][res.classIndex(pred)]++
-			if !multi && y == m.Classes[0] && face >= 0 && face < m.K {
-				res.faces[face]++
-			}
-			if out != nil {
-				line = appendRow(line[:0], so, pred, c.scores, face, c.probs)
-				if _, err := out.Write(line); err != nil {
-					return nil, fmt.Errorf("writing scores: %w", err)
-				}
+	score := func(w int, j *blockScores) { j.score(outs[w], sj) }
+	consume := func(j *blockScores) error {
+		res.add(m, j, len(outs[0].scores), len(outs[0].probs))
+		if out != nil {
+			if _, err := out.Write(j.lines); err != nil {
+				return fmt.Errorf("writing scores: %w", err)
 			}
 		}
-		st.Release(b)
+		return nil
+	}
+	if err := scoreBlocks(ctx, st, workers, score, consume); err != nil {
+		return nil, err
 	}
 	if res.rows == 0 {
 		return nil, fmt.Errorf("%s: %w to score", path, sgd.ErrNoRows)
@@ -132,6 +125,27 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, so s
 		}
 	}
 	return res, nil
+}
+
+// add counts the rows of j, a block scored by model m with nScores
+// decision values and nProbs probabilities a row.
+func (r *evalResult) add(m *model.Model, j *blockScores, nScores, nProbs int) {
+	multi := learner.IsMulticlass(m)
+	for i, y := range j.b.Labels[:j.b.Rows()] {
+		pred, face := j.pred[i], j.face[i]
+		if r.acc.on {
+			s, p := j.row(i, nScores, nProbs)
+			r.acc.add(y, s, p)
+		}
+		r.rows++
+		if pred != y {
+			r.wrong++
+		}
+		r.confusion[r.classIndex(y)][r.classIndex(pred)]++
+		if !multi && y == m.Classes[0] && face >= 0 && face < m.K {
+			r.faces[face]++
+		}
+	}
 }
 
 const predictUsage = "cpm predict -m MODEL -c DATA [-s SCORES [--format libsvm|csv|jsonl] [--proba] [--face]]"

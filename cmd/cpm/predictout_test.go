@@ -277,7 +277,11 @@ func TestPredictRowAllocs(t *testing.T) {
 		mp := filepath.Join(dir, "m")
 		mustRun(t, append([]string{"train", "-q", "-o", mp}, args...)...)
 		m, _ := model.Load(mp)
-		o, err := newRowOutputs(m, true, false)
+		mk, err := newRowOutputsMaker(m, true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := mk.new()
 		if err != nil {
 			t.Fatal(err)
 		}

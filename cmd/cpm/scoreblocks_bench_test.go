@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/sparsevec"
+)
+
+// benchBlock returns a block of n MNIST-like rows: 150 ascending pixel
+// indices in 1..784, values in (0, 1], labels ±1.
+func benchBlock(rng *rand.Rand, n int) *sparsevec.CSR {
+	b := &sparsevec.CSR{Ptr: []int{0}, Dim: 785}
+	for range n {
+		seen := map[uint32]bool{}
+		for len(seen) < 150 {
+			seen[1+uint32(rng.IntN(784))] = true
+		}
+		var x sparsevec.Vector
+		for j := uint32(1); j < 785; j++ {
+			if seen[j] {
+				x.Idx = append(x.Idx, j)
+				x.Val = append(x.Val, 1-rng.Float32())
+			}
+		}
+		b.Append(float32(1-2*rng.IntN(2)), x)
+	}
+	return b
+}
+
+// benchModel returns a binary CPM of K = 10 faces with random weights
+// over 785 feature rows, the shape of the MNIST-2 model.
+func benchModel(rng *rand.Rand) *model.Model {
+	m := &model.Model{Learner: "cpm", Sides: 1, K: 10, D: 785, Bias: 1, Iterations: 1, Classes: []float32{1, -1}}
+	w := sparsevec.NewMatrix(m.D, m.K)
+	for j := range m.D {
+		for k := range m.K {
+			w.Set(j, k, 200*rng.Float32()-100)
+		}
+	}
+	m.Weights = []*sparsevec.Matrix{w}
+	return m
+}
+
+// BenchmarkScoreRows scores a block of 4096 rows with the binary K = 10
+// model on one goroutine: labels and faces only (eval), and with each
+// line of the scores file in every format; rows/s is per core.
+func BenchmarkScoreRows(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	m, blk := benchModel(rng), benchBlock(rng, 4096)
+	for _, c := range []struct {
+		name string
+		so   *scoreOpts
+	}{
+		{"eval", nil},
+		{"libsvm", &scoreOpts{format: formatLIBSVM}},
+		{"libsvm-face", &scoreOpts{format: formatLIBSVM, face: true}},
+		{"csv", &scoreOpts{format: formatCSV}},
+		{"jsonl", &scoreOpts{format: formatJSONL, face: true}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			score := benchScorer(b, m, blk, c.so)
+			b.ReportAllocs()
+			for b.Loop() {
+				score()
+			}
+			b.ReportMetric(float64(b.N)*float64(blk.Rows())/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
+
+// benchScorer returns a function scoring blk with m as evaluate does,
+// writing lines as so says (nil: none) to a discarding bufio.Writer.
+func benchScorer(b *testing.B, m *model.Model, blk *sparsevec.CSR, so *scoreOpts) func() {
+	mk, err := newRowOutputsMaker(m, false, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	o, err := mk.new()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sj scoreJob
+	if so != nil {
+		sj.lines = newRowFormat(*so, m.Classes)
+	}
+	j := &blockScores{b: blk}
+	out := bufio.NewWriterSize(io.Discard, 1<<16)
+	return func() {
+		j.score(o, sj)
+		out.Write(j.lines)
+	}
+}
