@@ -62,6 +62,7 @@ type rowOutputsMaker struct {
 	m         *model.Model
 	ps        *learner.Predictors
 	wantProba bool
+	first     *rowOutputs // made by newRowOutputsMaker, handed out first
 }
 
 // newRowOutputsMaker returns the maker of m's row outputs. With wantProba
@@ -80,11 +81,16 @@ func newRowOutputsMaker(m *model.Model, wantProba, needProba bool) (*rowOutputsM
 	if needProba && o.cal == nil && o.pr == nil {
 		return nil, usagef(errNoProba, m.Learner)
 	}
+	mk.first = o
 	return mk, nil
 }
 
 // new returns new row outputs of the model.
 func (mk *rowOutputsMaker) new() (*rowOutputs, error) {
+	if o := mk.first; o != nil {
+		mk.first = nil
+		return o, nil
+	}
 	m := mk.m
 	p, err := mk.ps.New()
 	if err != nil {
