@@ -159,6 +159,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	fs.StringVar(&so.format, "format", formatLIBSVM, "with -s: line `format`: libsvm (space-separated; with --proba a first line \"labels\" and the classes, as LIBLINEAR's predict -b 1), csv (a header line, then comma-separated), jsonl (one JSON object a row: {\"label\":…,\"scores\":[…],\"face\":…,\"proba\":[…]})")
 	fs.BoolVar(&so.proba, "proba", false, "with -s: append the probability of each class, in the model's class order (plume, spla1, and models trained with --calibrate)")
 	fs.BoolVar(&so.face, "face", false, "with -s: append the index of the face (or expert, or class) the prediction went through, -1 where there is none")
+	prof := addProfileFlag(fs)
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
 	mem := addMemoryFlag(fs)
@@ -180,11 +181,14 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if *modelPath == "" || *dataPath == "" {
 		return usagef("need -m MODEL and -c DATA")
 	}
-	if err := checkOutputs(outputPath{flag: "-s", path: *scores, stdout: true, inputs: []string{*modelPath, *dataPath}}); err != nil {
+	if err := checkOutputs(outputPath{flag: "-s", path: *scores, stdout: true, inputs: []string{*modelPath, *dataPath}},
+		outputPath{flag: "--cpuprofile", path: *prof, inputs: []string{*modelPath, *dataPath}}); err != nil {
 		return err
 	}
 	noteData(stderr, "-c", *dataPath, lim.opts(ctx))
-	return scoreWithModel(ctx, reportTo(stdout, stderr, *scores), *modelPath, *dataPath, *scores, so, mem.v(), lim.opts(ctx)...)
+	return withCPUProfile(*prof, func() error {
+		return scoreWithModel(ctx, reportTo(stdout, stderr, *scores), *modelPath, *dataPath, *scores, so, mem.v(), lim.opts(ctx)...)
+	})
 }
 
 // scoreWithModel loads a model, scores a labelled file with it (writing
@@ -225,6 +229,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	fs.Usage = func() { flagsHelp(); fmt.Fprint(stderr, evalJSONHelp) }
 	modelPath := fs.String("m", "", "model `file`")
 	jsonOut := fs.String("json", "", "write error, confusion matrix, face counts, precision, recall, F1, ROC AUC and log-loss as JSON to `file` (- for standard output; the report then goes to standard error; fields: see cpm eval -h)")
+	prof := addProfileFlag(fs)
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
 	mem := addMemoryFlag(fs)
@@ -235,7 +240,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if *modelPath == "" || fs.NArg() != 1 {
 		return usagef("need -m MODEL and one DATA file")
 	}
-	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true, inputs: []string{*modelPath, fs.Arg(0)}}); err != nil {
+	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true, inputs: []string{*modelPath, fs.Arg(0)}},
+		outputPath{flag: "--cpuprofile", path: *prof, inputs: []string{*modelPath, fs.Arg(0)}}); err != nil {
 		return err
 	}
 	m, err := model.LoadLimit(*modelPath, mem.v())
@@ -243,7 +249,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return err
 	}
 	noteData(stderr, "", fs.Arg(0), lim.opts(ctx))
-	res, err := evaluate(ctx, m, fs.Arg(0), "", scoreOpts{metrics: *jsonOut != ""}, lim.opts(ctx)...)
+	var res *evalResult
+	err = withCPUProfile(*prof, func() (err error) {
+		res, err = evaluate(ctx, m, fs.Arg(0), "", scoreOpts{metrics: *jsonOut != ""}, lim.opts(ctx)...)
+		return err
+	})
 	if err != nil {
 		return err
 	}
