@@ -15,7 +15,8 @@ import (
 // that the gathers touch the whole matrix. The models have random weights
 // over D = 785 rows (bias + 784 pixels), K = 10: the binary CPM the cpm
 // tool trains on MNIST-2, the same with a maxabs scaling, a compact one
-// (2^20 feature rows of which the pixels are stored), double-sided, and a
+// (2^20 feature rows of which the pixels are stored), one with feature
+// hashing into 2^12 rows, double-sided, and a
 // one-vs-one CPM over 10 classes (45 pairs) for reference.
 
 const (
@@ -88,6 +89,8 @@ func predictBenchModels() []struct {
 		scaled.Scale.Div = append(scaled.Scale.Div, 0.5+rng.Float64())
 	}
 	compact := benchCPM(rng, 1<<20, 1, 2).Compact()
+	hashed := benchCPM(rng, 1<<12+1, 1, 2)
+	hashed.Hash = &model.Hashing{Bits: 12}
 	return []struct {
 		name string
 		m    *model.Model
@@ -95,6 +98,7 @@ func predictBenchModels() []struct {
 		{"binary", binary},
 		{"scaled", &scaled},
 		{"compact", compact},
+		{"hashed", hashed},
 		{"double", benchCPM(rng, predictBenchD, 2, 2)},
 		{"ovo10", benchCPM(rng, predictBenchD, 1, 10)},
 	}
