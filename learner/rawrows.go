@@ -134,7 +134,8 @@ type Predictors struct {
 	own Predictor // the learner predictor of the last New
 }
 
-// NewPredictors returns the predictor maker of m, which must be valid.
+// NewPredictors returns the predictor maker of m. A model that is not
+// valid is an error of NewPredictors or of the first New.
 func NewPredictors(m *model.Model) (*Predictors, error) {
 	pp, err := newPredictorParts(m)
 	if err != nil {
