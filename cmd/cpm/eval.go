@@ -127,11 +127,11 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, so s
 	return res, nil
 }
 
-// add counts the rows of j, a block scored by model m with nScores
-// decision values and nProbs probabilities a row.
+// add counts the rows of j, rows of a block scored by model m with
+// nScores decision values and nProbs probabilities a row.
 func (r *evalResult) add(m *model.Model, j *blockScores, nScores, nProbs int) {
 	multi := learner.IsMulticlass(m)
-	for i, y := range j.b.Labels[:j.b.Rows()] {
+	for i, y := range j.b.Labels[j.lo:j.hi] {
 		pred, face := j.pred[i], j.face[i]
 		if r.acc.on {
 			s, p := j.row(i, nScores, nProbs)

@@ -13,16 +13,19 @@ import (
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// blockScores is one block of rows scored: each row's predicted label and
-// face, its decision values and probabilities when eval's figures read
-// them (keep), and the block's lines of the scores file (write). Its
-// buffers are reused from block to block.
+// blockScores is the rows lo to hi-1 of a block scored: each row's
+// predicted label and face, its decision values and probabilities when
+// eval's figures read them (keep), and the rows' lines of the scores file
+// (write); last marks the block's last range. Its buffers are reused from
+// range to range.
 type blockScores struct {
 	b      *sparsevec.CSR
-	pred   []float32
+	lo, hi int
+	last   bool
+	pred   []float32 // hi-lo values, row lo first
 	face   []int
-	scores []float32 // rows × len(rowOutputs.scores), when kept
-	probs  []float64 // rows × len(rowOutputs.probs), when kept and computed
+	scores []float32 // (hi-lo) × len(rowOutputs.scores), when kept
+	probs  []float64 // (hi-lo) × len(rowOutputs.probs), when kept and computed
 	lines  []byte
 	done   chan struct{}
 }
@@ -33,15 +36,15 @@ type scoreJob struct {
 	lines *rowFormat // the lines of the scores file; nil: none
 }
 
-// score predicts every row of j.b with o. It allocates only while j's
-// buffers grow.
+// score predicts rows lo to hi-1 of j.b with o. It allocates only while
+// j's buffers grow.
 func (j *blockScores) score(o *rowOutputs, sj scoreJob) {
-	n := j.b.Rows()
+	n := j.hi - j.lo
 	j.pred = slices.Grow(j.pred[:0], n)[:n]
 	j.face = slices.Grow(j.face[:0], n)[:n]
 	j.scores, j.probs, j.lines = j.scores[:0], j.probs[:0], j.lines[:0]
 	for r := range n {
-		pred, face := o.predict(j.b.Row(r))
+		pred, face := o.predict(j.b.Row(j.lo + r))
 		j.pred[r], j.face[r] = pred, face
 		if sj.keep {
 			j.scores = append(j.scores, o.scores...)
@@ -53,8 +56,8 @@ func (j *blockScores) score(o *rowOutputs, sj scoreJob) {
 	}
 }
 
-// row returns row r's decision values and probabilities (nil when none
-// were computed), as kept by score.
+// row returns the decision values and probabilities (nil when none were
+// computed) of row lo+r, as kept by score.
 func (j *blockScores) row(r, nScores, nProbs int) ([]float32, []float64) {
 	var p []float64
 	if nProbs > 0 {
@@ -72,57 +75,83 @@ func scoreWorkers() int { return runtime.GOMAXPROCS(0) }
 // that what consume does (writing lines, adding up counts) comes out the
 // same whatever the number of workers. st's Next and Release and consume
 // are called on the calling goroutine. Input of one block, or workers
-// below 2, is scored on the calling goroutine as w = 0; else workers
-// goroutines score at most workers + 1 blocks at a time, within
-// reader.StreamBlocks. ctx is checked before every block.
+// below 2, is scored on the calling goroutine as w = 0, a block at a time.
+// Else at most reader.StreamBlocks − 1 blocks are held, the reader keeping
+// one to fill, and each is cut into as many row ranges as make at least
+// workers + 1 jobs of those blocks, of which workers + 1 are scored or
+// waiting at a time. ctx is checked before every block.
 func scoreBlocks(ctx context.Context, st reader.BlockReader, workers int, score func(w int, j *blockScores), consume func(j *blockScores) error) error {
-	var free []*blockScores
-	next := func() (*blockScores, error) { // nil at the end
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		b, err := st.Next()
-		if err == io.EOF {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		j := &blockScores{done: make(chan struct{}, 1)}
-		if n := len(free); n > 0 {
-			j, free = free[n-1], free[:n-1]
-		}
-		j.b = b
-		return j, nil
-	}
-	finish := func(j *blockScores) error {
-		err := consume(j)
-		st.Release(j.b)
-		j.b = nil
-		free = append(free, j)
+	p := &blockPipe{ctx: ctx, st: st, consume: consume}
+	b, err := p.next()
+	if err != nil || b == nil {
 		return err
 	}
-	j, err := next()
-	if err != nil || j == nil {
-		return err
-	}
-	var j2 *blockScores
+	var b2 *sparsevec.CSR
 	if workers > 1 {
-		if j2, err = next(); err != nil {
+		if b2, err = p.next(); err != nil {
 			return err
 		}
 	}
-	if j2 == nil {
-		for ; j != nil; j, err = next() {
-			score(0, j)
-			if err := finish(j); err != nil {
-				return err
-			}
-		}
-		return err
+	if b2 != nil {
+		return p.parallel(workers, score, b, b2)
 	}
-	depth := max(2, min(workers+1, reader.StreamBlocks-1))
-	work := make(chan *blockScores, depth)
+	for ; b != nil; b, err = p.next() {
+		j := p.job(b, 0, b.Rows(), true)
+		score(0, j)
+		if err := p.finish(j); err != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// blockPipe is the reading and consuming side of scoreBlocks, on the
+// calling goroutine, with the jobs it reuses.
+type blockPipe struct {
+	ctx     context.Context
+	st      reader.BlockReader
+	consume func(j *blockScores) error
+	free    []*blockScores
+}
+
+// next returns the next block, nil at the end.
+func (p *blockPipe) next() (*sparsevec.CSR, error) {
+	if err := p.ctx.Err(); err != nil {
+		return nil, err
+	}
+	b, err := p.st.Next()
+	if err == io.EOF {
+		return nil, nil
+	}
+	return b, err
+}
+
+// job returns a job for rows lo to hi-1 of b, reusing a finished one.
+func (p *blockPipe) job(b *sparsevec.CSR, lo, hi int, last bool) *blockScores {
+	j := &blockScores{done: make(chan struct{}, 1)}
+	if n := len(p.free); n > 0 {
+		j, p.free = p.free[n-1], p.free[:n-1]
+	}
+	j.b, j.lo, j.hi, j.last = b, lo, hi, last
+	return j
+}
+
+// finish consumes j and releases its block after the block's last range.
+func (p *blockPipe) finish(j *blockScores) error {
+	err := p.consume(j)
+	if j.last {
+		p.st.Release(j.b)
+	}
+	j.b = nil
+	p.free = append(p.free, j)
+	return err
+}
+
+// parallel is scoreBlocks on workers goroutines from blocks b and b2 on.
+func (p *blockPipe) parallel(workers int, score func(w int, j *blockScores), b, b2 *sparsevec.CSR) error {
+	maxBlocks := reader.StreamBlocks - 1
+	parts := (workers + maxBlocks) / maxBlocks // ceil((workers+1)/maxBlocks)
+	work := make(chan *blockScores, maxBlocks*parts)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
@@ -133,24 +162,37 @@ func scoreBlocks(ctx context.Context, st reader.BlockReader, workers int, score 
 		})
 	}
 	defer func() { close(work); wg.Wait() }()
-	queue := []*blockScores{j, j2}
-	work <- j
-	work <- j2
+	var queue []*blockScores
+	held := 0
+	add := func(b *sparsevec.CSR) {
+		held++
+		n := b.Rows()
+		step := max(1, (n+parts-1)/parts)
+		for lo := 0; lo < n || lo == 0; lo += step {
+			j := p.job(b, lo, min(lo+step, n), lo+step >= n)
+			queue = append(queue, j)
+			work <- j
+		}
+	}
+	add(b)
+	add(b2)
 	for eof := false; len(queue) > 0; {
-		for !eof && len(queue) < depth {
-			j, err := next()
+		for !eof && held < maxBlocks && len(queue) < workers+1 {
+			b, err := p.next()
 			if err != nil {
 				return err
 			}
-			if eof = j == nil; !eof {
-				queue = append(queue, j)
-				work <- j
+			if eof = b == nil; !eof {
+				add(b)
 			}
 		}
 		j := queue[0]
 		queue = append(queue[:0], queue[1:]...)
 		<-j.done
-		if err := finish(j); err != nil {
+		if j.last {
+			held--
+		}
+		if err := p.finish(j); err != nil {
 			return err
 		}
 	}

@@ -89,7 +89,7 @@ func benchScorer(b *testing.B, m *model.Model, blk *sparsevec.CSR, so *scoreOpts
 	if so != nil {
 		sj.lines = newRowFormat(*so, m.Classes)
 	}
-	j := &blockScores{b: blk}
+	j := &blockScores{b: blk, hi: blk.Rows(), last: true}
 	out := bufio.NewWriterSize(io.Discard, 1<<16)
 	score := func() {
 		j.score(o, sj)

@@ -112,7 +112,7 @@ func TestScoreBlockAllocs(t *testing.T) {
 	}
 	so := scoreOpts{format: formatCSV, proba: true, face: true}
 	sj := scoreJob{keep: true, lines: newRowFormat(so, m.Classes)}
-	j := &blockScores{b: data}
+	j := &blockScores{b: data, hi: data.Rows(), last: true}
 	j.score(o, sj)
 	if a := testing.AllocsPerRun(20, func() { j.score(o, sj) }); a != 0 {
 		t.Errorf("%v allocations a block of %d rows", a, data.Rows())
@@ -139,35 +139,50 @@ func TestRowFormatAsAppendRow(t *testing.T) {
 
 func negZero() float64 { z := 0.0; return -z }
 
-// scoreBlocks hands consume the blocks in input order, each scored once,
-// for every number of workers.
+// scoreBlocks hands consume every row once, in input order, in ranges
+// that cover each block, for every number of workers and block sizes of
+// 0 to 5 rows.
 func TestScoreBlocksOrder(t *testing.T) {
 	for _, blocks := range []int{1, 2, 3, 10, 37} {
-		for workers := 1; workers <= 4; workers++ {
+		for workers := 1; workers <= 8; workers++ {
 			st := &countingBlocks{n: blocks}
 			var got []float32
+			ends := 0
 			err := scoreBlocks(context.Background(), st, workers,
-				func(w int, j *blockScores) { j.pred = append(j.pred[:0], j.b.Labels[0]*10) },
-				func(j *blockScores) error { got = append(got, j.pred[0]); return nil })
+				func(w int, j *blockScores) { j.pred = append(j.pred[:0], j.b.Labels[j.lo:j.hi]...) },
+				func(j *blockScores) error {
+					got = append(got, j.pred...)
+					if j.last {
+						if j.hi != j.b.Rows() {
+							t.Fatalf("last range ends at row %d of %d", j.hi, j.b.Rows())
+						}
+						ends++
+					}
+					return nil
+				})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != blocks || st.held != 0 {
-				t.Fatalf("%d blocks, %d workers: consumed %d, %d held", blocks, workers, len(got), st.held)
+			if ends != blocks || st.held != 0 {
+				t.Fatalf("%d blocks, %d workers: %d ends consumed, %d held", blocks, workers, ends, st.held)
+			}
+			if len(got) != st.rows {
+				t.Fatalf("%d blocks, %d workers: %d rows consumed, want %d", blocks, workers, len(got), st.rows)
 			}
 			for i, v := range got {
-				if v != float32(i*10) {
-					t.Fatalf("%d blocks, %d workers: block %d came %d-th", blocks, workers, int(v/10), i)
+				if v != float32(i) {
+					t.Fatalf("%d blocks, %d workers: row %v came %d-th", blocks, workers, v, i)
 				}
 			}
 		}
 	}
 }
 
-// countingBlocks hands out n one-row blocks labelled 0, 1, ..., and
-// refuses to hand out more than reader.StreamBlocks at a time.
+// countingBlocks hands out n blocks of 0 to 5 rows labelled 0, 1, ... in
+// input order, and refuses to hand out more than reader.StreamBlocks at a
+// time.
 type countingBlocks struct {
-	n, next, held int
+	n, next, held, rows int
 }
 
 func (c *countingBlocks) Next() (*sparsevec.CSR, error) {
@@ -178,7 +193,10 @@ func (c *countingBlocks) Next() (*sparsevec.CSR, error) {
 		return nil, io.EOF
 	}
 	b := &sparsevec.CSR{Ptr: []int{0}}
-	b.Append(float32(c.next), sparsevec.Vector{})
+	for range (c.next * 7) % 6 {
+		b.Append(float32(c.rows), sparsevec.Vector{})
+		c.rows++
+	}
 	c.next++
 	c.held++
 	return b, nil
