@@ -127,6 +127,7 @@ func (h *Hasher) Index(j uint32) uint32 { return 1 + hash4(j, h.seed)&h.mask }
 // is ready to use; a Row is not safe for concurrent use.
 type Row struct {
 	keys []uint64 // hashed index << 32 | position in the row
+	tmp  []uint64 // the radix sort's second buffer
 	idx  []uint32
 	val  []float32
 }
@@ -148,7 +149,7 @@ func (h *Hasher) appendRow(r *Row, idx []uint32, val []float32, x sparsevec.Vect
 	for i, j := range x.Idx {
 		r.keys = append(r.keys, uint64(h.Index(j))<<32|uint64(i))
 	}
-	slices.Sort(r.keys)
+	r.sortKeys(h.bits)
 	keys := r.keys
 	for i := 0; i < len(keys); {
 		to := uint32(keys[i] >> 32)
@@ -162,6 +163,44 @@ func (h *Hasher) appendRow(r *Row, idx []uint32, val []float32, x sparsevec.Vect
 		}
 	}
 	return idx, val
+}
+
+// radixMinKeys is the shortest row whose keys sortKeys sorts by radix:
+// for shorter rows slices.Sort is as fast.
+const radixMinKeys = 64
+
+// sortKeys sorts r.keys, keys of a hasher of the given bits, ascending.
+// The keys are made in position order, so a stable sort by the hashed
+// index alone orders them fully: an LSD radix sort of the index's bits+1
+// bits (it runs from 1 to 2^bits), 8 bits a pass.
+func (r *Row) sortKeys(bits int) {
+	keys := r.keys
+	if len(keys) < radixMinKeys {
+		slices.Sort(keys)
+		return
+	}
+	r.tmp = slices.Grow(r.tmp[:0], len(keys))[:len(keys)]
+	src, dst := keys, r.tmp
+	for shift := 32; shift < 32+bits+1; shift += 8 {
+		var count [256]int32
+		for _, k := range src {
+			count[byte(k>>shift)]++
+		}
+		var sum int32
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, k := range src {
+			d := byte(k >> shift)
+			dst[count[d]] = k
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
 }
 
 // Apply returns the rows of src hashed by h as a new CSR, labels copied.

@@ -215,3 +215,29 @@ func TestApplyToAllocs(t *testing.T) {
 		t.Error("ApplyTo and Apply differ")
 	}
 }
+
+// sortKeys sorts the keys of a row as slices.Sort does, for every number
+// of bits (many collisions at few bits) and rows shorter and longer than
+// radixMinKeys.
+func TestSortKeysAsSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, bits := range []int{1, 3, 7, 8, 12, 16, 20, 24, 31} {
+		h, err := New(bits, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r Row
+		for _, n := range []int{0, 1, radixMinKeys - 1, radixMinKeys, 150, 2000} {
+			r.keys = r.keys[:0]
+			for i := range n {
+				r.keys = append(r.keys, uint64(h.Index(rng.Uint32()))<<32|uint64(i))
+			}
+			want := slices.Clone(r.keys)
+			slices.Sort(want)
+			r.sortKeys(bits)
+			if !slices.Equal(r.keys, want) {
+				t.Fatalf("bits %d, %d keys: not sorted as slices.Sort", bits, n)
+			}
+		}
+	}
+}

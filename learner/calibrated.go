@@ -145,14 +145,11 @@ func ClassIndex(m *model.Model, y float32) int {
 }
 
 // wrapper is implemented by the predictors NewPredictor puts around a
-// learner's predictor to transform raw rows (scaledPredictor, mappedPredictor): inner
+// learner's predictor to transform raw rows (rawPredictor): inner
 // returns the predictor it hands the transformed rows to.
 type wrapper interface {
 	inner() Predictor
 }
-
-func (p *scaledPredictor) inner() Predictor { return p.p }
-func (p *mappedPredictor) inner() Predictor { return p.p }
 
 // learnerPredictor returns the learner's own predictor inside p's
 // wrappers.

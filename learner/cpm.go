@@ -66,6 +66,7 @@ var cpmLearner = &registration{
 	checkConfig:  typed[CPMConfig](CPM),
 	train:        trainCPM,
 	newPredictor: predictor(sgd.NewClassifier),
+	clone:        func(p Predictor) Predictor { return p.(*sgd.Classifier).Clone() },
 	withSeed:     with(func(c *CPMConfig, seed uint64) { c.Seed = seed }),
 	withK:        with(func(c *CPMConfig, k int) { c.K = k }),
 	describe:     describeCPM,

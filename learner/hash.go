@@ -79,43 +79,6 @@ func (s Spec) hashing(l *registration, data *sparsevec.CSR) (*featurehash.Hasher
 	return h, h.Apply(data), nil
 }
 
-// withHashing wraps p in m's feature hashing, if m has one.
-func withHashing(p Predictor, m *model.Model) (Predictor, error) {
-	h, err := hasherOf(m.Hash)
-	if err != nil || h == nil {
-		return p, err
-	}
-	var row featurehash.Row
-	return mapRows(p, func(x sparsevec.Vector) sparsevec.Vector { return row.Hash(h, x) }), nil
-}
-
-// mappedPredictor applies f to each row before p sees it.
-type mappedPredictor struct {
-	p Predictor
-	f func(sparsevec.Vector) sparsevec.Vector
-}
-
-func (p *mappedPredictor) Predict(x sparsevec.Vector) (float32, float32, int) {
-	return p.p.Predict(p.f(x))
-}
-
-// mappedProbabilist is a mappedPredictor whose predictor gives
-// probabilities.
-type mappedProbabilist struct {
-	mappedPredictor
-	pr Probabilist
-}
-
-func (p *mappedProbabilist) Proba(x sparsevec.Vector) float64 { return p.pr.Proba(p.f(x)) }
-
-// mapRows returns p with f applied to each row first, keeping Probabilist.
-func mapRows(p Predictor, f func(sparsevec.Vector) sparsevec.Vector) Predictor {
-	if pr, ok := p.(Probabilist); ok {
-		return &mappedProbabilist{mappedPredictor{p, f}, pr}
-	}
-	return &mappedPredictor{p, f}
-}
-
 // HashInput returns the streamed training input in with every block's rows
 // hashed by h (nil: in itself), for sgd.TrainStream. Each polytope hashes
 // the blocks of its passes into buffers of its own and gives the source's

@@ -270,21 +270,11 @@ type Predictor interface {
 // and ClassProbabilist for a model with a Calibration (cpm train
 // --calibrate), whose probabilities replace a learner's own.
 func NewPredictor(m *model.Model) (Predictor, error) {
-	l, ok := lookup(m.Learner)
-	if !ok {
-		return nil, fmt.Errorf("learner: model of unknown learner %q (this build knows %v)", m.Learner, Names())
-	}
-	p, err := compactPredictor(l, m)
+	ps, err := NewPredictors(m)
 	if err != nil {
 		return nil, err
 	}
-	if p, err = withScaling(p, m); err != nil {
-		return nil, err
-	}
-	if p, err = withHashing(p, m); err != nil {
-		return nil, err
-	}
-	return withOutputs(p, m)
+	return ps.New()
 }
 
 // Fit returns a cross-validation fit function training s with each fold's

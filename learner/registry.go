@@ -57,6 +57,10 @@ type registration struct {
 	train func(ctx context.Context, s Spec, data *sparsevec.CSR, rep *Report) (*model.Model, error)
 	// newPredictor returns a predictor for one of its valid models.
 	newPredictor func(m *model.Model) (Predictor, error)
+	// clone, if set, returns a predictor of p's model with scratch space
+	// of its own, sharing p's read-only state; p is one of newPredictor's
+	// or clone's. nil: NewPredictors calls newPredictor for each.
+	clone func(p Predictor) Predictor
 	// withSeed and withK return a copy of cfg with the seed or K set
 	// (withK nil: no K).
 	withSeed func(cfg any, seed uint64) any

@@ -30,40 +30,6 @@ func fitScale(s Spec, data *sparsevec.CSR) (*scale.Scaler, *sparsevec.CSR, error
 	return sc, sc.Apply(data), nil
 }
 
-// scaledPredictor applies a model's scaling to each row before its
-// learner's predictor sees it.
-type scaledPredictor struct {
-	p   Predictor
-	s   *scale.Scaler
-	row scale.Row
-}
-
-func (p *scaledPredictor) Predict(x sparsevec.Vector) (float32, float32, int) {
-	return p.p.Predict(p.row.Scale(p.s, x))
-}
-
-// scaledProbabilist is a scaledPredictor whose learner gives probabilities.
-type scaledProbabilist struct {
-	scaledPredictor
-	pr Probabilist
-}
-
-func (p *scaledProbabilist) Proba(x sparsevec.Vector) float64 {
-	return p.pr.Proba(p.row.Scale(p.s, x))
-}
-
-// withScaling wraps p in m's scaling, if m has one.
-func withScaling(p Predictor, m *model.Model) (Predictor, error) {
-	sc, err := scale.FromModel(m.Scale)
-	if err != nil || sc == nil {
-		return p, err
-	}
-	if pr, ok := p.(Probabilist); ok {
-		return &scaledProbabilist{scaledPredictor{p: p, s: sc}, pr}, nil
-	}
-	return &scaledPredictor{p: p, s: sc}, nil
-}
-
 // scaler returns the scaler of a run of learner l on data and the rows to
 // train on. A warm start keeps its initial model's scaling, so that the
 // weights it continues stay in their space; a --scale naming another mode

@@ -126,11 +126,11 @@ const tableFactor = 16
 type RowMap struct {
 	rows []uint32
 	d    int64
-	// table maps a feature below len(table) to its row + 1 (0: not
-	// stored); nil when a table would take more than tableFactor times
-	// the compact weights' memory, and then rows are found by binary
-	// search in rows.
-	table []int32
+	// table maps a feature below len(table) to its scoring row: its row
+	// when stored, the zero row len(rows) when not; nil when a table would
+	// take more than tableFactor times the compact weights' memory, and
+	// then rows are found by binary search in rows.
+	table []uint32
 }
 
 // RowMap returns the map of m's stored rows; nil when m is dense (Rows
@@ -147,9 +147,13 @@ func (m *Model) RowMap() *RowMap {
 func newRowMap(rows []uint32, d int, tableBytes int64) *RowMap {
 	r := &RowMap{rows: rows, d: int64(d)}
 	if size := int64(rows[len(rows)-1]) + 1; size*4 <= tableBytes {
-		r.table = make([]int32, size)
+		r.table = make([]uint32, size)
+		zero := uint32(len(rows))
+		for j := range r.table {
+			r.table[j] = zero
+		}
 		for i, j := range rows {
-			r.table[j] = int32(i + 1)
+			r.table[j] = uint32(i)
 		}
 	}
 	return r
@@ -162,8 +166,8 @@ func (r *RowMap) Zero() int { return len(r.rows) }
 func (r *RowMap) Row(j uint32) (int, bool) {
 	if r.table != nil {
 		if int64(j) < int64(len(r.table)) {
-			i := int(r.table[j]) - 1
-			return i, i >= 0
+			i := int(r.table[j])
+			return i, i != len(r.rows)
 		}
 		return 0, false
 	}
@@ -181,19 +185,39 @@ func (r *RowMap) Row(j uint32) (int, bool) {
 // stored; the sparsevec kernels accept that. It allocates only when idx or
 // val must grow.
 func (r *RowMap) AppendRow(idx []uint32, val []float32, x sparsevec.Vector) ([]uint32, []float32) {
-	xv := x.Val[:len(x.Idx)]
+	xi := x.Idx
+	xv := x.Val[:len(xi)]
+	n := len(idx)
+	idx, val = slices.Grow(idx, len(xi)), slices.Grow(val, len(xi))
+	oi, ov := idx[n:n+len(xi)], val[n:n+len(xi)]
 	zero := uint32(len(r.rows))
-	for i, j := range x.Idx {
-		if int64(j) >= r.d {
-			continue
+	m := 0
+	if t := r.table; t != nil {
+		for i, j := range xi {
+			if int64(j) >= r.d {
+				continue
+			}
+			p := zero
+			if int(j) < len(t) {
+				p = t[j]
+			}
+			oi[m], ov[m] = p, xv[i]
+			m++
 		}
-		p, ok := r.Row(j)
-		if !ok {
-			p = int(zero)
+	} else {
+		for i, j := range xi {
+			if int64(j) >= r.d {
+				continue
+			}
+			p, ok := slices.BinarySearch(r.rows, j)
+			if !ok {
+				p = int(zero)
+			}
+			oi[m], ov[m] = uint32(p), xv[i]
+			m++
 		}
-		idx, val = append(idx, uint32(p)), append(val, xv[i])
 	}
-	return idx, val
+	return idx[:n+m], val[:n+m]
 }
 
 // ScoringWeights returns the weight matrices a predictor scores the rows

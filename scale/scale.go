@@ -361,6 +361,9 @@ func (s *Scaler) value(j uint32, v float32) float32 {
 // when idx or val must grow.
 func (s *Scaler) AppendRow(idx []uint32, val []float32, x sparsevec.Vector) ([]uint32, []float32) {
 	xi, xv := x.Idx, x.Val[:len(x.Idx)]
+	if len(s.fill) == 0 && s.slot != nil {
+		return s.appendKeptZero(idx, val, xi, xv)
+	}
 	fill, fillVal := s.fill, s.fillVal[:len(s.fill)]
 	i, f := 0, 0
 	for i < len(xi) || f < len(fill) {
@@ -379,6 +382,30 @@ func (s *Scaler) AppendRow(idx []uint32, val []float32, x sparsevec.Vector) ([]u
 		i++
 	}
 	return idx, val
+}
+
+// appendKeptZero is AppendRow for a scaler with a lookup table that keeps
+// zeros zero (no fill): one pass over x, writing into grown idx and val.
+func (s *Scaler) appendKeptZero(idx []uint32, val []float32, xi []uint32, xv []float32) ([]uint32, []float32) {
+	n := len(idx)
+	idx, val = slices.Grow(idx, len(xi)), slices.Grow(val, len(xi))
+	oi, ov := idx[n:n+len(xi)], val[n:n+len(xi)]
+	slot, shift, div := s.slot, s.shift, s.div
+	m := 0
+	for i, j := range xi {
+		if int(j) >= len(slot) {
+			continue
+		}
+		k := slot[j] - 1
+		if k < 0 {
+			continue
+		}
+		if v := float32((float64(xv[i]) - shift[k]) / div[k]); v != 0 {
+			oi[m], ov[m] = j, v
+			m++
+		}
+	}
+	return idx[:n+m], val[:n+m]
 }
 
 // Row is a reusable buffer for scaling one row at a time.

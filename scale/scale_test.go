@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -327,4 +328,42 @@ func TestFitWideIndex(t *testing.T) {
 		t.Errorf("scaling %+v", m)
 	}
 	checkCSR(t, s.Apply(train), train.Labels, [][]entry{{{3, -1}, {1 << 24, 1}}, {{3, 1}, {1 << 24, -1}}})
+}
+
+// The one-pass AppendRow of a scaler that keeps zeros zero gives the rows
+// of the merge with the (empty) fill list, found by binary search: the
+// same entries, bit for bit, including dropped features, features past
+// the table and values that scale to 0.
+func TestAppendRowKeptZeroAsMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var rows [][]entry
+	var labels []float32
+	for range 200 {
+		var row []entry
+		for j := uint32(1); j < 60; j++ {
+			if rng.IntN(3) == 0 {
+				row = append(row, entry{j, float32(rng.NormFloat64()) * float32(1+rng.IntN(1000))})
+			}
+		}
+		rows, labels = append(rows, row), append(labels, 1)
+	}
+	train := csrOf(labels, rows)
+	for _, mode := range []Mode{MaxAbs, MinMax} {
+		s := mustFit(t, mode, train)
+		if len(s.fill) > 0 && mode == MaxAbs {
+			t.Fatalf("%s: fill %v", mode, s.fill)
+		}
+		ref := *s
+		ref.slot = nil // binary search and the merge
+		for r := range train.Rows() {
+			x := train.Row(r)
+			x.Idx = append(slices.Clone(x.Idx), 70, 1000) // past the table
+			x.Val = append(slices.Clone(x.Val), 5, 0)
+			gi, gv := s.AppendRow([]uint32{7}, []float32{7}, x)
+			wi, wv := ref.AppendRow([]uint32{7}, []float32{7}, x)
+			if !slices.Equal(gi, wi) || !slices.Equal(gv, wv) {
+				t.Fatalf("%s row %d: %v %v, want %v %v", mode, r, gi, gv, wi, wv)
+			}
+		}
+	}
 }

@@ -116,3 +116,15 @@ func (c *Classifier) vote(x sparsevec.Vector) {
 		}
 	}
 }
+
+// Clone returns a classifier of c's model with scratch space of its own,
+// for another goroutine: it shares the model's weights, read-only, and
+// skips NewClassifier's validation, which c's model passed.
+func (c *Classifier) Clone() *Classifier {
+	d := &Classifier{m: c.m, raw: make([]float32, len(c.raw))}
+	if c.votes != nil {
+		d.votes = make([]int, len(c.votes))
+		d.sums = make([]float64, len(c.sums))
+	}
+	return d
+}

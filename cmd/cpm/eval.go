@@ -55,18 +55,30 @@ func (r *evalResult) classIndex(y float32) int {
 // evaluate streams the rows of path through model m, counting errors, the
 // confusion matrix, face assignments and what eval's quality figures need
 // (res.acc); with scoresPath it writes one line per row as so says
-// (appendHeader, appendRow).
+// (appendHeader, appendRow). Blocks are scored on so.workers goroutines
+// (scoreBlocks) and counted and written in input order, so the figures and
+// the scores file are the same whatever the number of workers.
 func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, so scoreOpts, opts ...reader.Option) (*evalResult, error) {
-	c, err := newRowOutputs(m, so.proba || so.metrics, so.proba)
+	mk, err := newRowOutputsMaker(m, so.proba || so.metrics, so.proba)
 	if err != nil {
 		return nil, err
 	}
-	// A multiclass model's class scores are read by the scores file and
-	// by a calibration.
-	c.noClassScores = scoresPath == "" && (c.probs == nil || c.cal == nil)
-	multi := learner.IsMulticlass(m)
+	workers := so.workers
+	if workers <= 0 {
+		workers = scoreWorkers()
+	}
+	outs := make([]*rowOutputs, workers)
+	for w := range outs {
+		if outs[w], err = mk.new(); err != nil {
+			return nil, err
+		}
+		// A multiclass model's class scores are read by the scores file
+		// and by a calibration.
+		outs[w].noClassScores = scoresPath == "" && (outs[w].probs == nil || outs[w].cal == nil)
+	}
 	res := newEvalResult(m)
 	res.acc.on = so.metrics
+	sj := scoreJob{keep: so.metrics}
 	var out *bufio.Writer
 	var scores *reader.OutputFile
 	if scoresPath != "" {
@@ -78,47 +90,28 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, so s
 		}
 		defer scores.Abort() // a no-op after Close
 		out = bufio.NewWriterSize(scores, 1<<16)
-		if _, err := out.Write(appendHeader(nil, so, m.Classes, len(c.scores))); err != nil {
+		if _, err := out.Write(appendHeader(nil, so, m.Classes, len(outs[0].scores))); err != nil {
 			return nil, fmt.Errorf("writing scores: %w", err)
 		}
+		sj.lines = newRowFormat(so, m.Classes)
 	}
 	st, err := openBlocks(path, 4096, opts...)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
-	var line []byte
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		b, err := st.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		for r := 0; r < b.Rows(); r++ {
-			y := b.Labels[r]
-			pred, face := c.predict(b.Row(r))
-			res.acc.add(y, c.scores, c.probs)
-			res.rows++
-			if pred != y {
-				res.wrong++
-			}
-			res.confusion[res.classIndex(y)][res.classIndex(pred)]++
-			if !multi && y == m.Classes[0] && face >= 0 && face < m.K {
-				res.faces[face]++
-			}
-			if out != nil {
-				line = appendRow(line[:0], so, pred, c.scores, face, c.probs)
-				if _, err := out.Write(line); err != nil {
-					return nil, fmt.Errorf("writing scores: %w", err)
-				}
+	score := func(w int, j *blockScores) { j.score(outs[w], sj) }
+	consume := func(j *blockScores) error {
+		res.add(m, j, len(outs[0].scores), len(outs[0].probs))
+		if out != nil {
+			if _, err := out.Write(j.lines); err != nil {
+				return fmt.Errorf("writing scores: %w", err)
 			}
 		}
-		st.Release(b)
+		return nil
+	}
+	if err := scoreBlocks(ctx, st, workers, score, consume); err != nil {
+		return nil, err
 	}
 	if res.rows == 0 {
 		return nil, fmt.Errorf("%s: %w to score", path, sgd.ErrNoRows)
@@ -134,6 +127,27 @@ func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, so s
 	return res, nil
 }
 
+// add counts the rows of j, rows of a block scored by model m with
+// nScores decision values and nProbs probabilities a row.
+func (r *evalResult) add(m *model.Model, j *blockScores, nScores, nProbs int) {
+	multi := learner.IsMulticlass(m)
+	for i, y := range j.b.Labels[j.lo:j.hi] {
+		pred, face := j.pred[i], j.face[i]
+		if r.acc.on {
+			s, p := j.row(i, nScores, nProbs)
+			r.acc.add(y, s, p)
+		}
+		r.rows++
+		if pred != y {
+			r.wrong++
+		}
+		r.confusion[r.classIndex(y)][r.classIndex(pred)]++
+		if !multi && y == m.Classes[0] && face >= 0 && face < m.K {
+			r.faces[face]++
+		}
+	}
+}
+
 const predictUsage = "cpm predict -m MODEL -c DATA [-s SCORES [--format libsvm|csv|jsonl] [--proba] [--face]]"
 
 func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
@@ -145,6 +159,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	fs.StringVar(&so.format, "format", formatLIBSVM, "with -s: line `format`: libsvm (space-separated; with --proba a first line \"labels\" and the classes, as LIBLINEAR's predict -b 1), csv (a header line, then comma-separated), jsonl (one JSON object a row: {\"label\":…,\"scores\":[…],\"face\":…,\"proba\":[…]})")
 	fs.BoolVar(&so.proba, "proba", false, "with -s: append the probability of each class, in the model's class order (plume, spla1, and models trained with --calibrate)")
 	fs.BoolVar(&so.face, "face", false, "with -s: append the index of the face (or expert, or class) the prediction went through, -1 where there is none")
+	prof := addProfileFlag(fs)
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
 	mem := addMemoryFlag(fs)
@@ -166,11 +181,14 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if *modelPath == "" || *dataPath == "" {
 		return usagef("need -m MODEL and -c DATA")
 	}
-	if err := checkOutputs(outputPath{flag: "-s", path: *scores, stdout: true, inputs: []string{*modelPath, *dataPath}}); err != nil {
+	if err := checkOutputs(outputPath{flag: "-s", path: *scores, stdout: true, inputs: []string{*modelPath, *dataPath}},
+		outputPath{flag: "--cpuprofile", path: *prof, inputs: []string{*modelPath, *dataPath}}); err != nil {
 		return err
 	}
 	noteData(stderr, "-c", *dataPath, lim.opts(ctx))
-	return scoreWithModel(ctx, reportTo(stdout, stderr, *scores), *modelPath, *dataPath, *scores, so, mem.v(), lim.opts(ctx)...)
+	return withCPUProfile(*prof, func() error {
+		return scoreWithModel(ctx, reportTo(stdout, stderr, *scores), *modelPath, *dataPath, *scores, so, mem.v(), lim.opts(ctx)...)
+	})
 }
 
 // scoreWithModel loads a model, scores a labelled file with it (writing
@@ -211,6 +229,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	fs.Usage = func() { flagsHelp(); fmt.Fprint(stderr, evalJSONHelp) }
 	modelPath := fs.String("m", "", "model `file`")
 	jsonOut := fs.String("json", "", "write error, confusion matrix, face counts, precision, recall, F1, ROC AUC and log-loss as JSON to `file` (- for standard output; the report then goes to standard error; fields: see cpm eval -h)")
+	prof := addProfileFlag(fs)
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
 	mem := addMemoryFlag(fs)
@@ -221,7 +240,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if *modelPath == "" || fs.NArg() != 1 {
 		return usagef("need -m MODEL and one DATA file")
 	}
-	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true, inputs: []string{*modelPath, fs.Arg(0)}}); err != nil {
+	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true, inputs: []string{*modelPath, fs.Arg(0)}},
+		outputPath{flag: "--cpuprofile", path: *prof, inputs: []string{*modelPath, fs.Arg(0)}}); err != nil {
 		return err
 	}
 	m, err := model.LoadLimit(*modelPath, mem.v())
@@ -229,7 +249,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		return err
 	}
 	noteData(stderr, "", fs.Arg(0), lim.opts(ctx))
-	res, err := evaluate(ctx, m, fs.Arg(0), "", scoreOpts{metrics: *jsonOut != ""}, lim.opts(ctx)...)
+	var res *evalResult
+	err = withCPUProfile(*prof, func() (err error) {
+		res, err = evaluate(ctx, m, fs.Arg(0), "", scoreOpts{metrics: *jsonOut != ""}, lim.opts(ctx)...)
+		return err
+	})
 	if err != nil {
 		return err
 	}

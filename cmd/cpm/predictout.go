@@ -25,6 +25,7 @@ type scoreOpts struct {
 	face   bool   // append the face index
 
 	metrics bool // gather eval's quality figures: binary decision values (AUC), probabilities when the model has them (log-loss)
+	workers int  // goroutines scoring blocks; 0: GOMAXPROCS
 }
 
 func (so scoreOpts) check() error {
@@ -55,11 +56,43 @@ type rowOutputs struct {
 	noClassScores bool
 }
 
-// newRowOutputs returns the row outputs of m. With wantProba the
-// probabilities are computed when m has them (a Calibration, or a
+// rowOutputsMaker makes the rowOutputs of one model, one per goroutine,
+// sharing the model's read-only state (learner.Predictors).
+type rowOutputsMaker struct {
+	m         *model.Model
+	ps        *learner.Predictors
+	wantProba bool
+	first     *rowOutputs // made by newRowOutputsMaker, handed out first
+}
+
+// newRowOutputsMaker returns the maker of m's row outputs. With wantProba
+// the probabilities are computed when m has them (a Calibration, or a
 // learner's own), and an error when it has not and needProba.
-func newRowOutputs(m *model.Model, wantProba, needProba bool) (*rowOutputs, error) {
-	p, err := learner.NewPredictor(m)
+func newRowOutputsMaker(m *model.Model, wantProba, needProba bool) (*rowOutputsMaker, error) {
+	ps, err := learner.NewPredictors(m)
+	if err != nil {
+		return nil, err
+	}
+	mk := &rowOutputsMaker{m: m, ps: ps, wantProba: wantProba}
+	o, err := mk.new()
+	if err != nil {
+		return nil, err
+	}
+	if needProba && o.cal == nil && o.pr == nil {
+		return nil, usagef(errNoProba, m.Learner)
+	}
+	mk.first = o
+	return mk, nil
+}
+
+// new returns new row outputs of the model.
+func (mk *rowOutputsMaker) new() (*rowOutputs, error) {
+	if o := mk.first; o != nil {
+		mk.first = nil
+		return o, nil
+	}
+	m := mk.m
+	p, err := mk.ps.New()
 	if err != nil {
 		return nil, err
 	}
@@ -73,10 +106,7 @@ func newRowOutputs(m *model.Model, wantProba, needProba bool) (*rowOutputs, erro
 	if !has && !learner.IsMulticlass(m) {
 		o.pr, has = p.(learner.Probabilist)
 	}
-	if needProba && !has {
-		return nil, usagef(errNoProba, m.Learner)
-	}
-	if wantProba && has {
+	if mk.wantProba && has {
 		o.probs = make([]float64, max(len(m.Classes), 2))
 	}
 	return o, nil
@@ -148,8 +178,13 @@ func appendHeader(b []byte, so scoreOpts, classes []float32, nScores int) []byte
 // {"label":…,"scores":[…],"face":…,"proba":[…]}, with null for a
 // non-finite number.
 func appendRow(b []byte, so scoreOpts, label float32, scores []float32, face int, probs []float64) []byte {
+	return appendRowAfterLabel(appendLabel(b, so, label), so, scores, face, probs)
+}
+
+// appendRowAfterLabel appends the rest of appendRow's line after its
+// label (appendLabel).
+func appendRowAfterLabel(b []byte, so scoreOpts, scores []float32, face int, probs []float64) []byte {
 	if so.format == formatJSONL {
-		b = appendJSONNum(append(b, `{"label":`...), label)
 		b = append(b, `,"scores":[`...)
 		for i, s := range scores {
 			if i > 0 {
@@ -177,7 +212,6 @@ func appendRow(b []byte, so scoreOpts, label float32, scores []float32, face int
 	if so.format == formatCSV {
 		sep = ','
 	}
-	b = strconv.AppendFloat(b, float64(label), 'g', -1, 32)
 	for _, s := range scores {
 		b = strconv.AppendFloat(append(b, sep), float64(s), 'g', -1, 32)
 	}

@@ -277,7 +277,11 @@ func TestPredictRowAllocs(t *testing.T) {
 		mp := filepath.Join(dir, "m")
 		mustRun(t, append([]string{"train", "-q", "-o", mp}, args...)...)
 		m, _ := model.Load(mp)
-		o, err := newRowOutputs(m, true, false)
+		mk, err := newRowOutputsMaker(m, true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := mk.new()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -506,6 +510,24 @@ func TestCVJSONFractions(t *testing.T) {
 			if p, f := r[k].(float64), r[k+"_fraction"].(float64); math.Abs(f-p/100) > 1e-15 {
 				t.Errorf("rep %d: %s %v, fraction %v", i, k, p, f)
 			}
+		}
+	}
+}
+
+// predict and eval write a CPU profile with --cpuprofile, and refuse a
+// directory for it before reading anything (exit 2).
+func TestPredictEvalCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	mp := filepath.Join(dir, "m")
+	mustRun(t, "train", "-q", "-k", "2", "-i", "2000", "-t", heart, "-o", mp)
+	for _, args := range [][]string{{"predict", "-m", mp, "-c", heart}, {"eval", "-m", mp, heart}} {
+		prof := filepath.Join(dir, args[0]+".prof")
+		mustRun(t, append([]string{args[0], "--cpuprofile", prof}, args[1:]...)...)
+		if st, err := os.Stat(prof); err != nil || st.Size() == 0 {
+			t.Errorf("%s --cpuprofile: %v", args[0], err)
+		}
+		if code, _, _ := cpm(t, append([]string{args[0], "--cpuprofile", dir}, args[1:]...)...); code != 2 {
+			t.Errorf("%s --cpuprofile DIR: exit %d, want 2", args[0], code)
 		}
 	}
 }

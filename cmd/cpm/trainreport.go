@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -249,6 +250,28 @@ func progressPrinter(w io.Writer) func(sgd.Progress) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// addProfileFlag adds --cpuprofile to the flags of predict and eval.
+func addProfileFlag(fs *flag.FlagSet) *string {
+	return fs.String("cpuprofile", "", "write a CPU profile of the scoring (reading, predicting, writing) to `file` (go tool pprof)")
+}
+
+// withCPUProfile runs f with a CPU profile written to path ("": none) and
+// returns f's error, else the profile's.
+func withCPUProfile(path string, f func() error) error {
+	if path == "" {
+		return f()
+	}
+	stop, err := startCPUProfile(path)
+	if err != nil {
+		return err
+	}
+	err = f()
+	if perr := stop(); err == nil {
+		err = perr
+	}
+	return err
 }
 
 // startCPUProfile starts writing a CPU profile to path (by the rules of
