@@ -4,22 +4,26 @@ import (
 	"testing"
 
 	"github.com/polyhedral/cpm/learner/learnertest"
+	"github.com/polyhedral/cpm/sparsevec"
 )
 
 // BenchmarkStep measures SGD steps of one K=10 polytope on MNIST-shaped
-// rows (the figure behind "steps/s" in the README).
+// rows (the figure behind "steps/s" in the README); compact reads them
+// from a sparsevec.PackCompact copy (2-byte indices, float32 values: the
+// rows' values are not 256 grey levels).
 func BenchmarkStep(b *testing.B) {
 	data := learnertest.MNISTLike(20000)
-	for _, h := range []float64{0, 1.5} {
-		name := "h=0"
-		if h > 0 {
-			name = "h=1.5"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		h    float64
+		mode sparsevec.Packing
+	}{{"h=0", 0, 0}, {"h=1.5", 1.5, 0}, {"h=0/compact", 0, sparsevec.PackCompact}} {
+		h := c.h
+		b.Run(c.name, func(b *testing.B) {
 			cfg, _ := Config{K: 10, Iterations: 10_000_000, Entropy: h}.withDefaults()
 			p, _ := newPolytope(cfg, data.Dim)
 			p.asg.Reserve(data.Rows())
-			src, _ := newMemorySource(data, nil, 1, 1, false)
+			src, _ := newMemorySource(sparsevec.Pack(data, nil, c.mode), nil, 1, 1, false)
 			// Warm up past the first epochs, where almost every row updates.
 			for range 200_000 {
 				x, y, id, _ := src.Next()

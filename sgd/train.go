@@ -461,20 +461,47 @@ func planBinary(cfg Config, data *sparsevec.CSR, outer *float32) (*Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Runner == nil {
-		data = data.Permute(permutation(data.Rows(), cfg.Seed, shuffleStream))
-	}
 	if err := checkValidLabels(cfg.Valid.Data, classes); err != nil {
 		return nil, err
 	}
-	tasks := []task{memTask(cfg, data, nil, "outer", classes[0], 0)}
+	rows := shuffled(cfg, data)
+	tasks := []task{memTask(cfg, rows, nil, "outer", classes[0], 0)}
 	if cfg.DoubleSided {
-		tasks = append(tasks, memTask(cfg, data, nil, "inner", classes[1], 1))
+		tasks = append(tasks, memTask(cfg, rows, nil, "inner", classes[1], 1))
 	}
 	for i := range tasks {
 		tasks[i].valid = newValidSet(cfg.Valid.Data, tasks[i].outer, nil)
 	}
 	return &Plan{cfg: cfg, classes: classes, tasks: tasks, fp: fp}, nil
+}
+
+// trainRows is the training data of the polytopes of an in-memory run:
+// packed in the one shuffled order, or, with a Runner (no polytope trains
+// in this process), only the shape of the rows.
+type trainRows struct {
+	data   *sparsevec.Packed // nil with a Runner
+	labels []float32         // per row, in the order of data
+	dim    int               // the feature rows the polytopes start with (at least 1)
+}
+
+// shuffled returns the rows of data as the polytopes of a run read them:
+// copied (sparsevec.Pack, compact with cfg.Compact) in the order of the
+// one seeded shuffle, so that an epoch reads memory sequentially. With
+// cfg.Runner set the rows are neither shuffled nor copied.
+func shuffled(cfg Config, data *sparsevec.CSR) trainRows {
+	if cfg.Runner != nil {
+		return trainRows{labels: data.Labels, dim: data.Dim}
+	}
+	var mode sparsevec.Packing
+	if cfg.Compact {
+		mode = sparsevec.PackCompact
+	}
+	return packedRows(sparsevec.Pack(data, permutation(data.Rows(), cfg.Seed, shuffleStream), mode))
+}
+
+// packedRows returns the training rows of p.
+func packedRows(p *sparsevec.Packed) trainRows {
+	return trainRows{data: p, labels: p.Labels(), dim: p.Dim()}
 }
 
 // memTask is polytope i trained on rows of data (nil: all). A subset (a
@@ -485,19 +512,19 @@ func planBinary(cfg Config, data *sparsevec.CSR, outer *float32) (*Plan, error) 
 // row ids stay positions in rows, so the steps are the same. The copy
 // costs the pair's rows in memory per running task (MNIST one-vs-one: 30 s
 // before, 22 s after on 2 cores; bench/RESULTS.md).
-func memTask(cfg Config, data *sparsevec.CSR, rows []int32, name string, outer float32, i int) task {
-	n := data.Rows()
+func memTask(cfg Config, data trainRows, rows []int32, name string, outer float32, i int) task {
+	n := len(data.labels)
 	if rows != nil {
 		n = len(rows)
 	}
 	return task{
-		name: name, outer: outer, d: max(data.Dim, 1), ids: n,
+		name: name, outer: outer, d: max(data.dim, 1), ids: n,
 		source: func() (source, error) {
 			if rows == nil {
-				return newMemorySource(data, nil, cfg.Seed, mix(i), cfg.Reshuffle)
+				return newMemorySource(data.data, nil, cfg.Seed, mix(i), cfg.Reshuffle)
 			}
-			buf, _ := pairRows.Get().(*sparsevec.CSR)
-			sub := data.PermuteInto(buf, rows)
+			buf, _ := pairRows.Get().(*sparsevec.Packed)
+			sub := data.data.PermuteInto(buf, rows)
 			s, err := newMemorySource(sub, nil, cfg.Seed, mix(i), cfg.Reshuffle)
 			if err != nil {
 				return nil, err
@@ -627,23 +654,21 @@ func TrainOvO(ctx context.Context, cfg Config, data *sparsevec.CSR) (*model.Mode
 
 // planOvO is NewPlan of a one-vs-one run; cfg is complete (withDefaults).
 // With cfg.Runner set the rows are not shuffled: no polytope trains here.
-func planOvO(cfg Config, data *sparsevec.CSR) (*Plan, error) {
-	classes := data.DistinctLabels()
+func planOvO(cfg Config, csr *sparsevec.CSR) (*Plan, error) {
+	classes := csr.DistinctLabels()
 	if len(classes) < 2 {
 		return nil, fmt.Errorf("sgd: one-vs-one needs at least 2 labels, the data has %d", len(classes))
 	}
-	if err := checkMemory(cfg, sides(cfg)*len(classes)*(len(classes)-1)/2, initRows(cfg, data)); err != nil {
+	if err := checkMemory(cfg, sides(cfg)*len(classes)*(len(classes)-1)/2, initRows(cfg, csr)); err != nil {
 		return nil, err
 	}
-	fp, err := prepare(cfg, data, classes, true)
+	fp, err := prepare(cfg, csr, classes, true)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Runner == nil {
-		data = data.Permute(permutation(data.Rows(), cfg.Seed, shuffleStream))
-	}
+	data := shuffled(cfg, csr)
 	byClass := make(map[float32][]int32, len(classes))
-	for r, y := range data.Labels {
+	for r, y := range data.labels {
 		byClass[y] = append(byClass[y], int32(r))
 	}
 	if err := checkValidLabels(cfg.Valid.Data, classes); err != nil {
