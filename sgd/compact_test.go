@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/sparsevec"
 )
 
 // Compact rows (2-byte indices, 1-byte codes) give the models of 4-byte
@@ -52,6 +53,58 @@ func TestCompactSameModel(t *testing.T) {
 			}
 			if !bytes.Equal(modelBytes(t, train(false)), modelBytes(t, train(true))) {
 				t.Errorf("grey %v, %s: the compact copy gives another model", grey, c.name)
+			}
+		}
+	}
+}
+
+// TrainPacked on rows appended block by block gives the model of Train
+// and TrainOvO on the same rows as a CSR, compact or not.
+func TestTrainPackedSameModel(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		ovo  bool
+	}{
+		{"single", Config{K: 3, Iterations: 4000, Seed: 5}, false},
+		{"double-reshuffle", Config{K: 3, Iterations: 4000, Seed: 6, DoubleSided: true, Reshuffle: true, Entropy: 1}, false},
+		{"ovo-double", Config{K: 2, Iterations: 3000, Seed: 7, DoubleSided: true}, true},
+	} {
+		classes := 2
+		if c.ovo {
+			classes = 4
+		}
+		data := ckData(12, 300, 40, classes)
+		for i, v := range data.Val {
+			data.Val[i] = float32(int(v*255)&255) / 255
+		}
+		var (
+			want *model.Model
+			err  error
+		)
+		if c.ovo {
+			want, _, err = TrainOvO(context.Background(), c.cfg, data)
+		} else {
+			want, _, err = Train(context.Background(), c.cfg, data, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []sparsevec.Packing{0, sparsevec.PackCompact} {
+			rows := sparsevec.NewPacker(mode)
+			for lo := 0; lo < data.Rows(); lo += 70 {
+				blk := make([]int32, 0, 70)
+				for r := lo; r < min(lo+70, data.Rows()); r++ {
+					blk = append(blk, int32(r))
+				}
+				rows.Append(data.Permute(blk))
+			}
+			got, _, err := TrainPacked(context.Background(), c.cfg, rows, nil, c.ovo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(modelBytes(t, want), modelBytes(t, got)) {
+				t.Errorf("%s, packing %d: TrainPacked gives another model", c.name, mode)
 			}
 		}
 	}

@@ -454,7 +454,7 @@ func planBinary(cfg Config, data *sparsevec.CSR, outer *float32) (*Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := checkMemory(cfg, sides(cfg), initRows(cfg, data)); err != nil {
+	if err := checkMemory(cfg, sides(cfg), initRows(cfg, data.Dim)); err != nil {
 		return nil, err
 	}
 	fp, err := prepare(cfg, data, classes, false)
@@ -464,7 +464,11 @@ func planBinary(cfg Config, data *sparsevec.CSR, outer *float32) (*Plan, error) 
 	if err := checkValidLabels(cfg.Valid.Data, classes); err != nil {
 		return nil, err
 	}
-	rows := shuffled(cfg, data)
+	return binaryPlan(cfg, classes, shuffled(cfg, data), fp), nil
+}
+
+// binaryPlan is the plan of a binary run on rows, checked.
+func binaryPlan(cfg Config, classes []float32, rows trainRows, fp *fingerprint) *Plan {
 	tasks := []task{memTask(cfg, rows, nil, "outer", classes[0], 0)}
 	if cfg.DoubleSided {
 		tasks = append(tasks, memTask(cfg, rows, nil, "inner", classes[1], 1))
@@ -472,7 +476,61 @@ func planBinary(cfg Config, data *sparsevec.CSR, outer *float32) (*Plan, error) 
 	for i := range tasks {
 		tasks[i].valid = newValidSet(cfg.Valid.Data, tasks[i].outer, nil)
 	}
-	return &Plan{cfg: cfg, classes: classes, tasks: tasks, fp: fp}, nil
+	return &Plan{cfg: cfg, classes: classes, tasks: tasks, fp: fp}
+}
+
+// TrainPacked is Train (ovo false; outer as Train's) or TrainOvO (ovo
+// true; outer must be nil) on the rows appended to rows, in the order
+// they were appended: the run's one shuffle lays them out as its packed
+// copy (sparsevec.Packer.Shuffle), freeing the appended blocks as it
+// goes, so that rows read in blocks never exist as a CSR and the run
+// holds about one copy of them (3 bytes per nonzero for MNIST with
+// sparsevec.PackCompact). The steps, and so the model, are those of
+// Train and TrainOvO on the same rows as a CSR. rows is empty afterwards.
+// Checkpoints (cfg.Checkpoint) and cfg.Runner need the rows as a CSR and
+// are refused.
+func TrainPacked(ctx context.Context, cfg Config, rows *sparsevec.Packer, outer *float32, ovo bool) (*model.Model, *Report, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.Checkpoint.active() || cfg.Runner != nil {
+		return nil, nil, errors.New("sgd: checkpoints and a Runner need the training rows as a CSR (Train, TrainOvO)")
+	}
+	if ovo && outer != nil {
+		return nil, nil, errors.New("sgd: an outer label does not apply to one-vs-one training")
+	}
+	labels := rows.DistinctLabels()
+	var classes []float32
+	if ovo {
+		classes, err = ovoClasses(labels)
+	} else {
+		classes, err = binaryClasses(labels, outer)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	tasks := sides(cfg)
+	if ovo {
+		tasks *= len(classes) * (len(classes) - 1) / 2
+	}
+	if err := checkMemory(cfg, tasks, initRows(cfg, rows.Dim())); err != nil {
+		return nil, nil, err
+	}
+	if _, err := prepare(cfg, nil, classes, ovo); err != nil {
+		return nil, nil, err
+	}
+	if err := checkValidLabels(cfg.Valid.Data, classes); err != nil {
+		return nil, nil, err
+	}
+	shuffled := packedRows(rows.Shuffle(permutation(rows.Rows(), cfg.Seed, shuffleStream)))
+	var p *Plan
+	if ovo {
+		p = ovoPlan(cfg, classes, shuffled, nil)
+	} else {
+		p = binaryPlan(cfg, classes, shuffled, nil)
+	}
+	return p.train(ctx)
 }
 
 // trainRows is the training data of the polytopes of an in-memory run:
@@ -578,7 +636,7 @@ func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes 
 	if _, err := prepare(cfg, nil, classes[:], false); err != nil {
 		return nil, nil, err
 	}
-	d := initRows(cfg, nil)
+	d := initRows(cfg, 0)
 	if err := checkMemory(cfg, sides(cfg), d); err != nil {
 		return nil, nil, err
 	}
@@ -654,25 +712,38 @@ func TrainOvO(ctx context.Context, cfg Config, data *sparsevec.CSR) (*model.Mode
 
 // planOvO is NewPlan of a one-vs-one run; cfg is complete (withDefaults).
 // With cfg.Runner set the rows are not shuffled: no polytope trains here.
-func planOvO(cfg Config, csr *sparsevec.CSR) (*Plan, error) {
-	classes := csr.DistinctLabels()
-	if len(classes) < 2 {
-		return nil, fmt.Errorf("sgd: one-vs-one needs at least 2 labels, the data has %d", len(classes))
-	}
-	if err := checkMemory(cfg, sides(cfg)*len(classes)*(len(classes)-1)/2, initRows(cfg, csr)); err != nil {
-		return nil, err
-	}
-	fp, err := prepare(cfg, csr, classes, true)
+func planOvO(cfg Config, data *sparsevec.CSR) (*Plan, error) {
+	classes, err := ovoClasses(data.DistinctLabels())
 	if err != nil {
 		return nil, err
 	}
-	data := shuffled(cfg, csr)
-	byClass := make(map[float32][]int32, len(classes))
-	for r, y := range data.labels {
-		byClass[y] = append(byClass[y], int32(r))
+	if err := checkMemory(cfg, sides(cfg)*len(classes)*(len(classes)-1)/2, initRows(cfg, data.Dim)); err != nil {
+		return nil, err
+	}
+	fp, err := prepare(cfg, data, classes, true)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkValidLabels(cfg.Valid.Data, classes); err != nil {
 		return nil, err
+	}
+	return ovoPlan(cfg, classes, shuffled(cfg, data), fp), nil
+}
+
+// ovoClasses returns the classes of a one-vs-one run on rows with the
+// distinct labels given.
+func ovoClasses(labels []float32) ([]float32, error) {
+	if len(labels) < 2 {
+		return nil, fmt.Errorf("sgd: one-vs-one needs at least 2 labels, the data has %d", len(labels))
+	}
+	return labels, nil
+}
+
+// ovoPlan is the plan of a one-vs-one run on rows, checked.
+func ovoPlan(cfg Config, classes []float32, data trainRows, fp *fingerprint) *Plan {
+	byClass := make(map[float32][]int32, len(classes))
+	for r, y := range data.labels {
+		byClass[y] = append(byClass[y], int32(r))
 	}
 	var tasks []task
 	for pi, pr := range Pairs(len(classes)) {
@@ -688,7 +759,7 @@ func planOvO(cfg Config, csr *sparsevec.CSR) (*Plan, error) {
 			tasks[len(tasks)-1].valid = vs.swapped(b)
 		}
 	}
-	return &Plan{cfg: cfg, classes: classes, ovo: true, tasks: tasks, fp: fp}, nil
+	return &Plan{cfg: cfg, classes: classes, ovo: true, tasks: tasks, fp: fp}
 }
 
 func mergeSorted(a, b []int32) []int32 {

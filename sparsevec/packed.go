@@ -38,6 +38,7 @@ type Packed struct {
 	val    []float32
 	wide   bool          // idx32 in use (else idx16)
 	dict   *[256]float32 // non-nil when codes are in use (else val)
+	ncodes int           // codes in use: dict[:ncodes]
 	dim    int           // one more than the largest index (0 when empty)
 	maxRow int           // nonzeros of the longest row
 }
@@ -213,7 +214,7 @@ func Pack(m *CSR, perm []int32, mode Packing) *Packed {
 		p.idx32, p.wide = make([]uint32, nnz), true
 	}
 	if coded {
-		p.dict = d.values()
+		p.dict, p.ncodes = d.values(), d.n
 		p.codes = make([]uint8, nnz)
 	} else {
 		p.val = make([]float32, nnz)
@@ -269,7 +270,7 @@ func (p *Packed) PermuteInto(dst *Packed, perm []int32) *Packed {
 	} else {
 		dst.idx32 = resize(dst.idx32, nnz)
 	}
-	dst.wide, dst.dict = p.wide, p.dict
+	dst.wide, dst.dict, dst.ncodes = p.wide, p.dict, p.ncodes
 	if p.dict != nil {
 		dst.codes = resize(dst.codes, nnz)
 	} else {

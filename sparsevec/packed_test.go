@@ -177,3 +177,81 @@ func BenchmarkPackedRow(b *testing.B) {
 		_ = s
 	})
 }
+
+// blocksOf splits m into blocks of at most size rows.
+func blocksOf(m *CSR, size int) []*CSR {
+	var out []*CSR
+	for lo := 0; lo < m.Rows(); lo += size {
+		out = append(out, m.Permute(identityPerm(m.Rows())[lo:min(lo+size, m.Rows())]))
+	}
+	return out
+}
+
+// Packer.Shuffle gives the rows of Pack(m, perm) whatever the blocks: the
+// blocks' encodings are merged (one wide block makes every index wide;
+// values of all blocks beyond 256 make them float32).
+func TestPackerShuffle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	grey := greyRows(rng, 500, 785)
+	wideTail := greyRows(rng, 500, 785)
+	for i := wideTail.Ptr[400]; i < wideTail.NNZ(); i++ {
+		wideTail.Idx[i] += 70000 // only the last rows' block is wide
+	}
+	wideTail.Dim += 70000
+	manyValues := greyRows(rng, 500, 785)
+	for i := manyValues.Ptr[250]; i < manyValues.NNZ(); i++ {
+		manyValues.Val[i] = float32(1+i%300) / 7 // the blocks fit 256 codes each, not together
+	}
+	for _, tc := range []struct {
+		name        string
+		m           *CSR
+		wide, coded bool
+	}{
+		{"grey", grey, false, true},
+		{"wide-tail", wideTail, true, true},
+		{"many-values", manyValues, false, false},
+		{"empty", new(CSR), false, true},
+	} {
+		for _, mode := range []Packing{0, PackCompact} {
+			t.Run(fmt.Sprintf("%s/mode=%d", tc.name, mode), func(t *testing.T) {
+				b := NewPacker(mode)
+				for _, blk := range blocksOf(tc.m, 64) {
+					b.Append(blk)
+				}
+				if b.Rows() != tc.m.Rows() || b.NNZ() != tc.m.NNZ() {
+					t.Fatalf("Packer holds %d rows %d nonzeros, want %d %d", b.Rows(), b.NNZ(), tc.m.Rows(), tc.m.NNZ())
+				}
+				if got, want := b.DistinctLabels(), tc.m.DistinctLabels(); !slices.Equal(got, want) {
+					t.Fatalf("DistinctLabels %v, want %v", got, want)
+				}
+				perm := identityPerm(tc.m.Rows())
+				rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+				p := b.Shuffle(perm)
+				wide, coded := tc.wide || mode&PackNarrow == 0, tc.coded && mode&PackCodes != 0
+				if p.Wide() != wide || p.Coded() != coded {
+					t.Fatalf("Wide %v Coded %v, want %v %v", p.Wide(), p.Coded(), wide, coded)
+				}
+				checkPacked(t, p, tc.m, perm)
+				if b.Rows() != 0 || b.Bytes() != 0 {
+					t.Fatalf("the Packer holds %d rows, %d bytes after Shuffle", b.Rows(), b.Bytes())
+				}
+			})
+		}
+	}
+}
+
+// Shuffle panics on a permutation that does not cover the rows once.
+func TestPackerShuffleBadPerm(t *testing.T) {
+	for _, perm := range [][]int32{{0, 1}, {0, 0, 1}, {0, 1, 3}} {
+		b := NewPacker(PackCompact)
+		b.Append(greyRows(rand.New(rand.NewPCG(1, 1)), 3, 20))
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Shuffle(%v) of 3 rows did not panic", perm)
+				}
+			}()
+			b.Shuffle(perm)
+		}()
+	}
+}
