@@ -2,6 +2,7 @@ package sparsevec
 
 import (
 	"fmt"
+	"iter"
 	"runtime/debug"
 )
 
@@ -60,6 +61,57 @@ func (b *Packer) Bytes() int64 {
 		n += s.Bytes()
 	}
 	return n
+}
+
+// Blocks returns the rows appended to b as CSR blocks, one per Append, in
+// order, decoded into one buffer: a block is valid until the next is
+// yielded. The sequence may be iterated again.
+func (b *Packer) Blocks() iter.Seq[*CSR] {
+	return func(yield func(*CSR) bool) {
+		var m CSR
+		for _, s := range b.segs {
+			s.unpackInto(&m)
+			if !yield(&m) {
+				return
+			}
+		}
+	}
+}
+
+// Map replaces the rows appended to b, block by block, with f of them
+// (packed again; f's result is not kept): a row map such as a scaling
+// applied without holding the rows as one CSR. f may return its argument
+// or a new CSR with the same number of rows.
+func (b *Packer) Map(f func(*CSR) *CSR) {
+	var m CSR
+	b.nnz, b.dim = 0, 0
+	for i, s := range b.segs {
+		s.unpackInto(&m)
+		b.segs[i] = Pack(f(&m), nil, b.mode)
+		b.nnz += b.segs[i].NNZ()
+		b.dim = max(b.dim, b.segs[i].dim)
+	}
+}
+
+// unpackInto sets m to the rows of p as a CSR, reusing m's arrays.
+func (p *Packed) unpackInto(m *CSR) {
+	n, nnz := p.Rows(), p.NNZ()
+	m.Labels = append(m.Labels[:0], p.labels...)
+	m.Ptr = append(m.Ptr[:0], p.ptr...)
+	m.Idx, m.Val, m.Qid, m.Dim = resize(m.Idx, nnz), resize(m.Val, nnz), m.Qid[:0], p.dim
+	if n == 0 {
+		m.Ptr = m.Ptr[:0]
+	}
+	if p.wide {
+		copy(m.Idx, p.idx32)
+	} else {
+		widen(m.Idx, p.idx16)
+	}
+	if p.dict != nil {
+		decode(m.Val, p.codes, p.dict)
+	} else {
+		copy(m.Val, p.val)
+	}
 }
 
 // shuffleGroups is the number of groups Shuffle moves the rows through:

@@ -255,3 +255,34 @@ func TestPackerShuffleBadPerm(t *testing.T) {
 		}()
 	}
 }
+
+// Blocks gives back the appended rows, and Map replaces them block by
+// block (here doubling every value, which doubles the distinct values
+// past 256 codes only when the blocks are put together).
+func TestPackerBlocksAndMap(t *testing.T) {
+	m := greyRows(rand.New(rand.NewPCG(13, 14)), 300, 785)
+	b := NewPacker(PackCompact)
+	for _, blk := range blocksOf(m, 50) {
+		b.Append(blk)
+	}
+	var got CSR
+	for blk := range b.Blocks() {
+		got.AppendCSR(blk)
+	}
+	if got.Rows() != m.Rows() || !slices.Equal(got.Idx, m.Idx) || !slices.Equal(got.Val, m.Val) || !slices.Equal(got.Labels, m.Labels) || got.Dim != m.Dim {
+		t.Fatal("Blocks does not give back the appended rows")
+	}
+	b.Map(func(blk *CSR) *CSR {
+		for i := range blk.Val {
+			blk.Val[i] *= 2
+		}
+		return blk
+	})
+	want := m.Permute(identityPerm(m.Rows()))
+	for i := range want.Val {
+		want.Val[i] *= 2
+	}
+	perm := identityPerm(m.Rows())
+	slices.Reverse(perm)
+	checkPacked(t, b.Shuffle(perm), want, perm)
+}
