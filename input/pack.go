@@ -3,6 +3,7 @@ package input
 import (
 	"errors"
 	"io"
+	"runtime/debug"
 
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/sparsevec"
@@ -45,5 +46,6 @@ func (s *Source) Pack(mode sparsevec.Packing, opts ...reader.Option) (*sparsevec
 	if err := b.Close(); err != nil {
 		return nil, err
 	}
+	debug.FreeOSMemory() // the reader's buffers: what stays is the packed rows
 	return p, nil
 }

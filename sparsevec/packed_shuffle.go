@@ -3,6 +3,7 @@ package sparsevec
 import (
 	"fmt"
 	"iter"
+	"runtime"
 	"runtime/debug"
 )
 
@@ -17,6 +18,7 @@ type Packer struct {
 	rows int
 	nnz  int
 	dim  int
+	buf  CSR // Blocks' and Map's decoded block
 }
 
 // NewPacker returns an empty Packer that packs with the encodings of mode.
@@ -33,6 +35,7 @@ func (b *Packer) Append(m *CSR) {
 	b.rows += s.Rows()
 	b.nnz += s.NNZ()
 	b.dim = max(b.dim, s.dim)
+	b.buf = CSR{} // unpack sizes it for the blocks
 }
 
 // Rows returns the number of rows appended.
@@ -64,14 +67,13 @@ func (b *Packer) Bytes() int64 {
 }
 
 // Blocks returns the rows appended to b as CSR blocks, one per Append, in
-// order, decoded into one buffer: a block is valid until the next is
-// yielded. The sequence may be iterated again.
+// order, decoded into one buffer that b keeps: a block is valid until the
+// next is yielded. The sequence may be iterated again; after the first
+// iteration it allocates nothing.
 func (b *Packer) Blocks() iter.Seq[*CSR] {
 	return func(yield func(*CSR) bool) {
-		var m CSR
 		for _, s := range b.segs {
-			s.unpackInto(&m)
-			if !yield(&m) {
+			if !yield(b.unpack(s)) {
 				return
 			}
 		}
@@ -81,16 +83,37 @@ func (b *Packer) Blocks() iter.Seq[*CSR] {
 // Map replaces the rows appended to b, block by block, with f of them
 // (packed again; f's result is not kept): a row map such as a scaling
 // applied without holding the rows as one CSR. f may return its argument
-// or a new CSR with the same number of rows.
+// or a new CSR with the same number of rows. After every 1/16 of the
+// rows the replaced blocks are collected (runtime.GC), so that the new
+// blocks reuse their memory.
 func (b *Packer) Map(f func(*CSR) *CSR) {
-	var m CSR
+	step := b.nnz/shuffleGroups + 1
+	moved := 0
 	b.nnz, b.dim = 0, 0
 	for i, s := range b.segs {
-		s.unpackInto(&m)
-		b.segs[i] = Pack(f(&m), nil, b.mode)
+		b.segs[i] = Pack(f(b.unpack(s)), nil, b.mode)
 		b.nnz += b.segs[i].NNZ()
 		b.dim = max(b.dim, b.segs[i].dim)
+		if moved += s.NNZ(); moved >= step {
+			moved = 0
+			runtime.GC()
+		}
 	}
+	b.buf = CSR{} // sized for the blocks before f
+}
+
+// unpack returns the rows of s, one of b's blocks, as a CSR in b's buffer,
+// which it sizes for b's largest block the first time.
+func (b *Packer) unpack(s *Packed) *CSR {
+	if b.buf.Ptr == nil {
+		rows, nnz := 0, 0
+		for _, t := range b.segs {
+			rows, nnz = max(rows, t.Rows()), max(nnz, t.NNZ())
+		}
+		b.buf = CSR{Labels: make([]float32, 0, rows), Ptr: make([]int, 0, rows+1), Idx: make([]uint32, nnz), Val: make([]float32, nnz)}
+	}
+	s.unpackInto(&b.buf)
+	return &b.buf
 }
 
 // unpackInto sets m to the rows of p as a CSR, reusing m's arrays.
@@ -117,17 +140,49 @@ func (p *Packed) unpackInto(m *CSR) {
 // shuffleGroups is the number of groups Shuffle moves the rows through:
 // the memory it holds beyond one copy of the rows is about 1/shuffleGroups
 // of them.
-const shuffleGroups = 8
+const shuffleGroups = 16
 
-// shuffleBucket is one group of Shuffle: the rows bound for a range of
-// result positions, in the order they were appended, in the result's
-// encoding.
-type shuffleBucket struct {
+// shuffleChunkNNZ is the nonzeros of a chunk of a Shuffle group: groups
+// grow by chunks as rows arrive, so that their memory becomes resident as
+// the blocks' is freed.
+const shuffleChunkNNZ = 1 << 16
+
+// shuffleChunk is part of a Shuffle group: whole rows in the result's
+// encoding, n nonzeros filled.
+type shuffleChunk struct {
 	idx16 []uint16
 	idx32 []uint32
 	codes []uint8
 	val   []float32
-	n     int // nonzeros filled
+	n     int
+}
+
+// shuffleGroup is one group of Shuffle: the rows bound for a range of
+// result positions, in the order they were appended, in chunks.
+type shuffleGroup []*shuffleChunk
+
+// room returns the chunk of g that takes a row of k nonzeros in out's
+// encoding and its index, adding one when the last is full.
+func (g *shuffleGroup) room(out *Packed, k int) (*shuffleChunk, int) {
+	if n := len(*g); n > 0 {
+		if c := (*g)[n-1]; c.n+k <= max(len(c.idx16), len(c.idx32)) {
+			return c, n - 1
+		}
+	}
+	size := max(shuffleChunkNNZ, k)
+	c := new(shuffleChunk)
+	if out.wide {
+		c.idx32 = make([]uint32, size)
+	} else {
+		c.idx16 = make([]uint16, size)
+	}
+	if out.dict != nil {
+		c.codes = make([]uint8, size)
+	} else {
+		c.val = make([]float32, size)
+	}
+	*g = append(*g, c)
+	return c, len(*g) - 1
 }
 
 // Shuffle returns the rows appended to b in the order perm, row i of the
@@ -138,15 +193,15 @@ type shuffleBucket struct {
 // panics unless perm is a permutation of 0..Rows()-1.
 //
 // The rows move twice, and each move frees what it has read: first to
-// shuffleGroups groups by their result position (a group covers an eighth
-// of the result's rows, which it holds in block order), each block
-// dropped once its rows have moved; then group by group to their result
-// positions, each group dropped once laid out. After every eighth of the
-// rows the freed memory is handed back to the operating system
-// (debug.FreeOSMemory), so the process holds about one copy of the rows
-// plus an eighth at any time, where a direct permutation would hold two
-// copies. The result's arrays are allocated first and written in order,
-// so their pages become resident only as they fill.
+// shuffleGroups groups by their result position (a group covers 1/16 of
+// the result's rows, which it holds in block order, in chunks allocated as
+// rows arrive), each block dropped once its rows have moved; then group
+// by group to their result positions, each group dropped once laid out.
+// After every 1/16 of the rows the freed memory is handed back to the
+// operating system (debug.FreeOSMemory), so the process holds about one
+// copy of the rows plus 1/16 at any time, where a direct permutation
+// would hold two copies. The result's arrays are allocated first and
+// written in order, so their pages become resident only as they fill.
 func (b *Packer) Shuffle(perm []int32) *Packed {
 	n := b.rows
 	if len(perm) != n {
@@ -163,13 +218,12 @@ func (b *Packer) Shuffle(perm []int32) *Packed {
 		inv[r] = int32(i)
 	}
 	out := b.layout(inv)
-	groups := shuffleGroups
-	bound := make([]int, groups+1)
+	bound := make([]int, shuffleGroups+1)
 	for g := range bound {
-		bound[g] = int(int64(g) * int64(n) / int64(groups))
+		bound[g] = int(int64(g) * int64(n) / shuffleGroups)
 	}
 	groupOf := func(i int) int {
-		g := int(int64(i) * int64(groups) / int64(max(n, 1)))
+		g := int(int64(i) * shuffleGroups / int64(max(n, 1)))
 		for i >= bound[g+1] {
 			g++
 		}
@@ -178,42 +232,29 @@ func (b *Packer) Shuffle(perm []int32) *Packed {
 		}
 		return g
 	}
-	buckets := make([]shuffleBucket, groups)
-	for g := range buckets {
-		k := out.ptr[bound[g+1]] - out.ptr[bound[g]]
-		bk := &buckets[g]
-		if out.wide {
-			bk.idx32 = make([]uint32, k)
-		} else {
-			bk.idx16 = make([]uint16, k)
-		}
-		if out.dict != nil {
-			bk.codes = make([]uint8, k)
-		} else {
-			bk.val = make([]float32, k)
-		}
-	}
-	off := make([]int, n) // where result row i starts in its bucket
-	b.scatter(out, inv, groupOf, buckets, off)
+	groups := make([]shuffleGroup, shuffleGroups)
+	at := make([]int, n) // result row i: its chunk << 32 | its offset there
+	debug.FreeOSMemory() // what the caller freed before (a reader's buffers)
+	b.scatter(out, inv, groupOf, groups, at)
 	inv = nil
-	for g := range buckets {
-		bk := &buckets[g]
+	for g := range groups {
 		for i := bound[g]; i < bound[g+1]; i++ {
 			lo, hi := out.ptr[i], out.ptr[i+1]
-			o := off[i]
+			c := groups[g][at[i]>>32]
+			o := at[i] & (1<<32 - 1)
 			e := o + hi - lo
 			if out.wide {
-				copy(out.idx32[lo:hi], bk.idx32[o:e])
+				copy(out.idx32[lo:hi], c.idx32[o:e])
 			} else {
-				copy(out.idx16[lo:hi], bk.idx16[o:e])
+				copy(out.idx16[lo:hi], c.idx16[o:e])
 			}
 			if out.dict != nil {
-				copy(out.codes[lo:hi], bk.codes[o:e])
+				copy(out.codes[lo:hi], c.codes[o:e])
 			} else {
-				copy(out.val[lo:hi], bk.val[o:e])
+				copy(out.val[lo:hi], c.val[o:e])
 			}
 		}
-		*bk = shuffleBucket{}
+		groups[g] = nil
 		debug.FreeOSMemory()
 	}
 	return out
@@ -262,11 +303,11 @@ func (b *Packer) layout(inv []int32) *Packed {
 	return out
 }
 
-// scatter moves every appended row to the bucket of its result position
-// (groupOf), in out's encoding, recording its offset there in off, and
-// drops each block once moved, handing the memory back to the operating
-// system after every 1/len(buckets) of the nonzeros.
-func (b *Packer) scatter(out *Packed, inv []int32, groupOf func(int) int, buckets []shuffleBucket, off []int) {
+// scatter moves every appended row to the group of its result position
+// (groupOf), in out's encoding, recording where it went in at, and drops
+// each block once moved, handing the memory back to the operating system
+// after every 1/len(groups) of the nonzeros.
+func (b *Packer) scatter(out *Packed, inv []int32, groupOf func(int) int, groups []shuffleGroup, at []int) {
 	var (
 		recode [256]uint8 // a block's codes to out's
 		d      dictionary
@@ -274,7 +315,7 @@ func (b *Packer) scatter(out *Packed, inv []int32, groupOf func(int) int, bucket
 	if out.dict != nil {
 		d.addAll(out.dict[:out.ncodes])
 	}
-	step := b.nnz/len(buckets) + 1
+	step := b.nnz/len(groups) + 1
 	moved, g := 0, 0
 	for si, s := range b.segs {
 		if out.dict != nil {
@@ -283,31 +324,31 @@ func (b *Packer) scatter(out *Packed, inv []int32, groupOf func(int) int, bucket
 		for r := range s.Rows() {
 			i := int(inv[g])
 			g++
-			bk := &buckets[groupOf(i)]
 			lo, hi := s.ptr[r], s.ptr[r+1]
-			o := bk.n
+			c, ci := groups[groupOf(i)].room(out, hi-lo)
+			o := c.n
 			e := o + hi - lo
-			off[i] = o
+			at[i] = ci<<32 | o
 			switch {
 			case out.wide && s.wide:
-				copy(bk.idx32[o:e], s.idx32[lo:hi])
+				copy(c.idx32[o:e], s.idx32[lo:hi])
 			case out.wide:
-				widenGo(bk.idx32[o:e], s.idx16[lo:hi])
+				widenGo(c.idx32[o:e], s.idx16[lo:hi])
 			default:
-				copy(bk.idx16[o:e], s.idx16[lo:hi])
+				copy(c.idx16[o:e], s.idx16[lo:hi])
 			}
 			switch {
 			case out.dict != nil:
-				dst := bk.codes[o:e]
-				for j, c := range s.codes[lo:hi] {
-					dst[j] = recode[c]
+				dst := c.codes[o:e]
+				for j, v := range s.codes[lo:hi] {
+					dst[j] = recode[v]
 				}
 			case s.dict != nil:
-				decodeGo(bk.val[o:e], s.codes[lo:hi], s.dict)
+				decodeGo(c.val[o:e], s.codes[lo:hi], s.dict)
 			default:
-				copy(bk.val[o:e], s.val[lo:hi])
+				copy(c.val[o:e], s.val[lo:hi])
 			}
-			bk.n = e
+			c.n = e
 		}
 		b.segs[si] = nil
 		if moved += s.NNZ(); moved >= step {
