@@ -17,7 +17,7 @@ func BenchmarkStep(b *testing.B) {
 		name string
 		h    float64
 		mode sparsevec.Packing
-	}{{"h=0", 0, 0}, {"h=1.5", 1.5, 0}, {"h=0/compact", 0, sparsevec.PackCompact}} {
+	}{{"h=0", 0, 0}, {"h=1.5", 1.5, 0}, {"compact-h=0", 0, sparsevec.PackCompact}} {
 		h := c.h
 		b.Run(c.name, func(b *testing.B) {
 			cfg, _ := Config{K: 10, Iterations: 10_000_000, Entropy: h}.withDefaults()

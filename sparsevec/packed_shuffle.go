@@ -3,7 +3,6 @@ package sparsevec
 import (
 	"fmt"
 	"iter"
-	"runtime"
 	"runtime/debug"
 )
 
@@ -84,8 +83,9 @@ func (b *Packer) Blocks() iter.Seq[*CSR] {
 // (packed again; f's result is not kept): a row map such as a scaling
 // applied without holding the rows as one CSR. f may return its argument
 // or a new CSR with the same number of rows. After every 1/16 of the
-// rows the replaced blocks are collected (runtime.GC), so that the new
-// blocks reuse their memory.
+// rows the memory of the replaced blocks is handed back to the operating
+// system (debug.FreeOSMemory), so that the process holds about one copy
+// of the rows plus 1/16.
 func (b *Packer) Map(f func(*CSR) *CSR) {
 	step := b.nnz/shuffleGroups + 1
 	moved := 0
@@ -96,7 +96,7 @@ func (b *Packer) Map(f func(*CSR) *CSR) {
 		b.dim = max(b.dim, b.segs[i].dim)
 		if moved += s.NNZ(); moved >= step {
 			moved = 0
-			runtime.GC()
+			debug.FreeOSMemory()
 		}
 	}
 	b.buf = CSR{} // sized for the blocks before f
