@@ -10,15 +10,27 @@ import (
 // BenchmarkStep measures SGD steps of one K=10 polytope on MNIST-shaped
 // rows (the figure behind "steps/s" in the README); compact reads them
 // from a sparsevec.PackCompact copy (2-byte indices, float32 values: the
-// rows' values are not 256 grey levels).
+// rows' values are not 256 grey levels); grey rounds the values to 256
+// grey levels, which compact stores as 1-byte codes (MNIST's 3 bytes per
+// nonzero).
 func BenchmarkStep(b *testing.B) {
 	data := learnertest.MNISTLike(20000)
+	grey := data.Permute(nil)
+	grey.AppendCSR(data)
+	for i, v := range grey.Val {
+		grey.Val[i] = float32(int(v*255)) / 255
+	}
 	for _, c := range []struct {
 		name string
 		h    float64
 		mode sparsevec.Packing
-	}{{"h=0", 0, 0}, {"h=1.5", 1.5, 0}, {"compact-h=0", 0, sparsevec.PackCompact}} {
-		h := c.h
+		data *sparsevec.CSR
+	}{
+		{"h=0", 0, 0, data}, {"h=1.5", 1.5, 0, data},
+		{"compact-h=0", 0, sparsevec.PackCompact, data},
+		{"grey-h=0", 0, 0, grey}, {"grey-compact-h=0", 0, sparsevec.PackCompact, grey},
+	} {
+		h, data := c.h, c.data
 		b.Run(c.name, func(b *testing.B) {
 			cfg, _ := Config{K: 10, Iterations: 10_000_000, Entropy: h}.withDefaults()
 			p, _ := newPolytope(cfg, data.Dim)

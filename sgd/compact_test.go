@@ -109,3 +109,23 @@ func TestTrainPackedSameModel(t *testing.T) {
 		}
 	}
 }
+
+// A step on a packed row makes no allocation, whether the row is read in
+// place (4-byte indices and values) or decoded (compact).
+func TestPackedStepDoesNotAllocate(t *testing.T) {
+	data := ckData(13, 500, 200, 2)
+	for i, v := range data.Val {
+		data.Val[i] = float32(int(v*255)&255) / 255
+	}
+	for _, mode := range []sparsevec.Packing{0, sparsevec.PackCompact} {
+		p := mustPolytope(t, Config{K: 10, Iterations: 1e6, Entropy: 1}, data.Dim)
+		p.asg.Reserve(data.Rows())
+		src, _ := newMemorySource(sparsevec.Pack(data, nil, mode), nil, 1, 1, true)
+		if a := testing.AllocsPerRun(5000, func() {
+			x, y, id, _ := src.Next()
+			p.Step(x, y == 1, id)
+		}); a != 0 {
+			t.Fatalf("packing %d: a step allocates %v times", mode, a)
+		}
+	}
+}

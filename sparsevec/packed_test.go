@@ -286,3 +286,38 @@ func TestPackerBlocksAndMap(t *testing.T) {
 	slices.Reverse(perm)
 	checkPacked(t, b.Shuffle(perm), want, perm)
 }
+
+// widen and decode (the assembly where it runs) match the Go loops for
+// every length around the vector widths, and write nothing past the input's
+// length.
+func TestWidenDecodeMatchGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	var dict [256]float32
+	for i := range dict {
+		dict[i] = rng.Float32()
+	}
+	for n := range 70 {
+		src16, codes := make([]uint16, n), make([]uint8, n)
+		for i := range n {
+			src16[i], codes[i] = uint16(rng.Uint32()), uint8(rng.Uint32())
+		}
+		got, want := make([]uint32, n+4), make([]uint32, n+4)
+		for i := n; i < n+4; i++ {
+			got[i], want[i] = 7, 7 // guards
+		}
+		widen(got, src16)
+		widenGo(want, src16)
+		if !slices.Equal(got, want) {
+			t.Fatalf("n=%d: widen %v, want %v", n, got, want)
+		}
+		gv, wv := make([]float32, n+4), make([]float32, n+4)
+		for i := n; i < n+4; i++ {
+			gv[i], wv[i] = -1, -1
+		}
+		decode(gv, codes, &dict)
+		decodeGo(wv, codes, &dict)
+		if !slices.Equal(gv, wv) {
+			t.Fatalf("n=%d: decode %v, want %v", n, gv, wv)
+		}
+	}
+}
