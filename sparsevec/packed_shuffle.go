@@ -12,12 +12,13 @@ import (
 // then lays the rows out in a permuted order as one Packed. The zero value
 // packs with no compact encoding; NewPacker chooses one.
 type Packer struct {
-	mode Packing
-	segs []*Packed
-	rows int
-	nnz  int
-	dim  int
-	buf  CSR // Blocks' and Map's decoded block
+	mode  Packing
+	segs  []*Packed
+	rows  int
+	nnz   int
+	dim   int
+	buf   CSR // Blocks' and Map's decoded block
+	alias CSR // Blocks' and Map's block read in place
 }
 
 // NewPacker returns an empty Packer that packs with the encodings of mode.
@@ -66,9 +67,10 @@ func (b *Packer) Bytes() int64 {
 }
 
 // Blocks returns the rows appended to b as CSR blocks, one per Append, in
-// order, decoded into one buffer that b keeps: a block is valid until the
-// next is yielded. The sequence may be iterated again; after the first
-// iteration it allocates nothing.
+// order, decoded into one buffer that b keeps (or aliasing b's blocks when
+// they hold 4-byte indices and values): a block is valid until the next is
+// yielded and must not be modified. The sequence may be iterated again;
+// after the first iteration it allocates nothing.
 func (b *Packer) Blocks() iter.Seq[*CSR] {
 	return func(yield func(*CSR) bool) {
 		for _, s := range b.segs {
@@ -102,9 +104,14 @@ func (b *Packer) Map(f func(*CSR) *CSR) {
 	b.buf = CSR{} // sized for the blocks before f
 }
 
-// unpack returns the rows of s, one of b's blocks, as a CSR in b's buffer,
+// unpack returns the rows of s, one of b's blocks, as a CSR: aliasing s
+// when it holds 4-byte indices and values, else decoded into b's buffer,
 // which it sizes for b's largest block the first time.
 func (b *Packer) unpack(s *Packed) *CSR {
+	if s.wide && s.dict == nil {
+		b.alias = CSR{Labels: s.labels, Ptr: s.ptr, Idx: s.idx32, Val: s.val, Dim: s.dim}
+		return &b.alias
+	}
 	if b.buf.Ptr == nil {
 		rows, nnz := 0, 0
 		for _, t := range b.segs {

@@ -260,64 +260,33 @@ func TestPackerShuffleBadPerm(t *testing.T) {
 // block (here doubling every value, which doubles the distinct values
 // past 256 codes only when the blocks are put together).
 func TestPackerBlocksAndMap(t *testing.T) {
-	m := greyRows(rand.New(rand.NewPCG(13, 14)), 300, 785)
-	b := NewPacker(PackCompact)
-	for _, blk := range blocksOf(m, 50) {
-		b.Append(blk)
-	}
-	var got CSR
-	for blk := range b.Blocks() {
-		got.AppendCSR(blk)
-	}
-	if got.Rows() != m.Rows() || !slices.Equal(got.Idx, m.Idx) || !slices.Equal(got.Val, m.Val) || !slices.Equal(got.Labels, m.Labels) || got.Dim != m.Dim {
-		t.Fatal("Blocks does not give back the appended rows")
-	}
-	b.Map(func(blk *CSR) *CSR {
-		for i := range blk.Val {
-			blk.Val[i] *= 2
+	for _, mode := range []Packing{0, PackCompact} {
+		m := greyRows(rand.New(rand.NewPCG(13, 14)), 300, 785)
+		b := NewPacker(mode)
+		for _, blk := range blocksOf(m, 50) {
+			b.Append(blk)
 		}
-		return blk
-	})
-	want := m.Permute(identityPerm(m.Rows()))
-	for i := range want.Val {
-		want.Val[i] *= 2
-	}
-	perm := identityPerm(m.Rows())
-	slices.Reverse(perm)
-	checkPacked(t, b.Shuffle(perm), want, perm)
-}
-
-// widen and decode (the assembly where it runs) match the Go loops for
-// every length around the vector widths, and write nothing past the input's
-// length.
-func TestWidenDecodeMatchGo(t *testing.T) {
-	rng := rand.New(rand.NewPCG(15, 16))
-	var dict [256]float32
-	for i := range dict {
-		dict[i] = rng.Float32()
-	}
-	for n := range 70 {
-		src16, codes := make([]uint16, n), make([]uint8, n)
-		for i := range n {
-			src16[i], codes[i] = uint16(rng.Uint32()), uint8(rng.Uint32())
+		for range 2 {
+			var got CSR
+			for blk := range b.Blocks() {
+				got.AppendCSR(blk)
+			}
+			if got.Rows() != m.Rows() || !slices.Equal(got.Idx, m.Idx) || !slices.Equal(got.Val, m.Val) || !slices.Equal(got.Labels, m.Labels) || got.Dim != m.Dim {
+				t.Fatalf("mode %d: Blocks does not give back the appended rows", mode)
+			}
 		}
-		got, want := make([]uint32, n+4), make([]uint32, n+4)
-		for i := n; i < n+4; i++ {
-			got[i], want[i] = 7, 7 // guards
+		b.Map(func(blk *CSR) *CSR {
+			for i := range blk.Val {
+				blk.Val[i] *= 2
+			}
+			return blk
+		})
+		want := m.Permute(identityPerm(m.Rows()))
+		for i := range want.Val {
+			want.Val[i] *= 2
 		}
-		widen(got, src16)
-		widenGo(want, src16)
-		if !slices.Equal(got, want) {
-			t.Fatalf("n=%d: widen %v, want %v", n, got, want)
-		}
-		gv, wv := make([]float32, n+4), make([]float32, n+4)
-		for i := n; i < n+4; i++ {
-			gv[i], wv[i] = -1, -1
-		}
-		decode(gv, codes, &dict)
-		decodeGo(wv, codes, &dict)
-		if !slices.Equal(gv, wv) {
-			t.Fatalf("n=%d: decode %v, want %v", n, gv, wv)
-		}
+		perm := identityPerm(m.Rows())
+		slices.Reverse(perm)
+		checkPacked(t, b.Shuffle(perm), want, perm)
 	}
 }
