@@ -32,11 +32,13 @@ func randIndex(r *rand.PCG, n int) int { return int(rng.IndexMod(r, uint64(n))) 
 // repeats it, or, with reshuffle, follows a fresh permutation from a PCG
 // seeded by (seed, stream). Row ids are positions in that first order.
 //
-// Train packs the data in its one shuffled order (sparsevec.Pack) before
-// building sources, so the default order reads memory sequentially; for
-// the random order of --reshuffle, Next prefetches the next row while the
-// caller computes on the current one. Next decodes each row into the
-// source's buffer, which the kernels then read from the L1 cache.
+// Train and TrainPacked lay the data out in its one shuffled order
+// (sparsevec.Pack, sparsevec.Packer.Shuffle) before building sources, so
+// the default order reads memory sequentially; for the random order of
+// --reshuffle, Next prefetches the next rows while the caller computes on
+// the current one. Next returns a row of 4-byte indices and values in
+// place and decodes a compact one into the source's buffer, which the
+// kernels then read from the L1 cache.
 type memorySource struct {
 	data      *sparsevec.Packed
 	rows      []int32 // data row of each id
@@ -103,8 +105,12 @@ func (s *memorySource) Next() (sparsevec.Vector, float32, int, error) {
 	}
 	id := int(s.perm[s.pos])
 	s.pos++
-	// Start loading the next row while this step computes (the order
-	// is random under reshuffle).
+	// Software pipelining of the memory latency (the order is random
+	// under reshuffle): start loading the row offsets two steps ahead and
+	// the nonzeros one step ahead, so they arrive while this step computes.
+	if s.pos+1 < len(s.perm) {
+		s.data.PrefetchPtr(int(s.rows[s.perm[s.pos+1]]))
+	}
 	if s.pos < len(s.perm) {
 		s.data.PrefetchRow(int(s.rows[s.perm[s.pos]]))
 	}

@@ -159,6 +159,16 @@ func (p *Packed) PrefetchRow(r int) {
 	}
 }
 
+// PrefetchPtr hints that row r's offsets and label will be read soon (the
+// first hop of PrefetchRow for a row two steps ahead), as CSR.PrefetchPtr.
+func (p *Packed) PrefetchPtr(r int) {
+	if r < 0 || r+1 >= len(p.ptr) {
+		return
+	}
+	prefetchRange(unsafe.Pointer(&p.ptr[r]), 16)
+	prefetchRange(unsafe.Pointer(&p.labels[r]), 4)
+}
+
 // Packing is the set of compact encodings Pack may use; see Packed.
 type Packing uint8
 

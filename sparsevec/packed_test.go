@@ -138,6 +138,7 @@ func TestPackedRowAllocs(t *testing.T) {
 	if a := testing.AllocsPerRun(1000, func() {
 		p.Row(r%p.Rows(), &buf)
 		p.PrefetchRow(r % p.Rows())
+		p.PrefetchPtr(r % p.Rows())
 		r++
 	}); a != 0 {
 		t.Fatalf("Row allocates %v times", a)
