@@ -69,10 +69,12 @@ func (p *Packed) Label(r int) float32 { return p.labels[r] }
 // and must not be modified.
 func (p *Packed) Labels() []float32 { return p.labels }
 
-// Wide reports whether the indices take 4 bytes each (some index is at
-// least 1<<16), Coded whether the values take 1 byte each (a code into a
-// dictionary of at most 256 values).
-func (p *Packed) Wide() bool  { return p.wide }
+// Wide reports whether the indices take 4 bytes each (no PackNarrow, or
+// some index is at least 1<<16).
+func (p *Packed) Wide() bool { return p.wide }
+
+// Coded reports whether the values take 1 byte each: a code into a
+// dictionary of at most 256 values.
 func (p *Packed) Coded() bool { return p.dict != nil }
 
 // Bytes returns the bytes of p's arrays in use: labels, offsets, indices,
