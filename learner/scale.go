@@ -20,40 +20,37 @@ var scaleFlag = flagDef{Name: "scale", Kind: stringFlag, Default: string(scale.A
 		return nil
 	}}
 
-// fitScale fits s.Scale on data and returns the scaler (nil for none) and
-// the rows to train on: data itself without scaling, else a scaled copy.
-func fitScale(s Spec, data *sparsevec.CSR) (*scale.Scaler, *sparsevec.CSR, error) {
-	sc, err := scale.Fit(s.Scale, data)
+// scaler returns the scaler of a run of learner l on data (nil: none;
+// see scaling) and the rows to train on: data itself without scaling,
+// else a scaled copy.
+func (s Spec) scaler(l *registration, data *sparsevec.CSR) (*scale.Scaler, *sparsevec.CSR, error) {
+	sc, err := s.scaling(l, func(mode scale.Mode) (*scale.Scaler, error) { return scale.Fit(mode, data) })
 	if err != nil || sc == nil {
 		return nil, data, err
 	}
 	return sc, sc.Apply(data), nil
 }
 
-// scaler returns the scaler of a run of learner l on data and the rows to
-// train on. A warm start keeps its initial model's scaling, so that the
-// weights it continues stay in their space; a --scale naming another mode
-// is an error.
-func (s Spec) scaler(l *registration, data *sparsevec.CSR) (*scale.Scaler, *sparsevec.CSR, error) {
+// scaling returns the scaler of a run of learner l (nil: none): s.Scale
+// fitted on the training rows by fit, or for a warm start the initial
+// model's scaling, so that the weights it continues stay in their space;
+// a --scale naming another mode is then an error.
+func (s Spec) scaling(l *registration, fit func(scale.Mode) (*scale.Scaler, error)) (*scale.Scaler, error) {
 	var init *model.Model
 	if l.initModel != nil {
 		init = l.initModel(s.Config)
 	}
 	if init == nil {
-		return fitScale(s, data)
+		return fit(s.Scale)
 	}
 	have := scale.None
 	if init.Scale != nil {
 		have = scale.Mode(init.Scale.Mode)
 	}
 	if s.Scale != "" && s.Scale != scale.Auto && s.Scale != have {
-		return nil, nil, fmt.Errorf("learner: --scale %s: the initial model was trained with --scale %s, and a warm start keeps its scaling", s.Scale, have)
+		return nil, fmt.Errorf("learner: --scale %s: the initial model was trained with --scale %s, and a warm start keeps its scaling", s.Scale, have)
 	}
-	sc, err := scale.FromModel(init.Scale)
-	if err != nil || sc == nil {
-		return nil, data, err
-	}
-	return sc, sc.Apply(data), nil
+	return scale.FromModel(init.Scale)
 }
 
 // Fold returns a copy of m, a model with a scaling, whose weights take raw

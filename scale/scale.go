@@ -40,6 +40,7 @@ package scale
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -129,7 +130,7 @@ func (s *Scaler) Centred() bool { return len(s.fill) > 0 }
 // the features the rows store (position k is feature feat[k]), so that
 // their memory follows the stored entries, not the largest index.
 type stats struct {
-	data        *sparsevec.CSR
+	blocks      iter.Seq[*sparsevec.CSR] // the rows, for squares' second pass
 	rows, nnz   int
 	feat        []uint32 // the distinct stored features, ascending
 	at          []int32  // feature -> position + 1, when a table is worth it
@@ -138,17 +139,32 @@ type stats struct {
 	maxAbs      float64 // over all values
 }
 
-func collect(data *sparsevec.CSR) *stats {
-	st := &stats{data: data, rows: data.Rows(), nnz: data.NNZ()}
-	idx := data.Idx[:st.nnz]
+// entries returns the stored indices and values of b.
+func entries(b *sparsevec.CSR) ([]uint32, []float32) {
+	n := b.NNZ()
+	return b.Idx[:n], b.Val[:n]
+}
+
+// collect makes the passes of stats over the rows of blocks, in order:
+// the sums are those of one pass over the rows as one CSR.
+func collect(blocks iter.Seq[*sparsevec.CSR]) *stats {
+	st := &stats{blocks: blocks}
 	maxIdx := 0
-	for _, j := range idx {
-		maxIdx = max(maxIdx, int(j))
+	for b := range blocks {
+		idx, _ := entries(b)
+		st.rows += b.Rows()
+		st.nnz += len(idx)
+		for _, j := range idx {
+			maxIdx = max(maxIdx, int(j))
+		}
 	}
 	if lookupTable(int64(maxIdx)+1, st.nnz) {
 		st.at = make([]int32, maxIdx+1)
-		for _, j := range idx {
-			st.at[j] = 1
+		for b := range blocks {
+			idx, _ := entries(b)
+			for _, j := range idx {
+				st.at[j] = 1
+			}
 		}
 		for j, seen := range st.at {
 			if seen != 0 {
@@ -157,22 +173,27 @@ func collect(data *sparsevec.CSR) *stats {
 			}
 		}
 	} else {
-		st.feat = slices.Compact(slices.Sorted(slices.Values(idx)))
+		for b := range blocks {
+			idx, _ := entries(b)
+			st.feat = slices.Compact(slices.Sorted(slices.Values(append(st.feat, idx...))))
+		}
 	}
 	n := len(st.feat)
 	st.count, st.lo, st.hi, st.sum = make([]int, n), make([]float64, n), make([]float64, n), make([]float64, n)
-	val := data.Val[:st.nnz]
-	for i, j := range idx {
-		k, v := st.pos(j), float64(val[i])
-		if st.count[k] == 0 || v < st.lo[k] {
-			st.lo[k] = v
+	for b := range blocks {
+		idx, val := entries(b)
+		for i, j := range idx {
+			k, v := st.pos(j), float64(val[i])
+			if st.count[k] == 0 || v < st.lo[k] {
+				st.lo[k] = v
+			}
+			if st.count[k] == 0 || v > st.hi[k] {
+				st.hi[k] = v
+			}
+			st.sum[k] += v
+			st.count[k]++
+			st.maxAbs = max(st.maxAbs, math.Abs(v))
 		}
-		if st.count[k] == 0 || v > st.hi[k] {
-			st.hi[k] = v
-		}
-		st.sum[k] += v
-		st.count[k]++
-		st.maxAbs = max(st.maxAbs, math.Abs(v))
 	}
 	for k, c := range st.count {
 		if c < st.rows { // some row lacks the feature: a zero takes part
@@ -209,13 +230,21 @@ func (st *stats) growth(shifted func(k int) bool) float64 {
 // ErrDensify for minmax or standard on data they would densify, and one
 // wrapping ErrMode for an unknown mode.
 func Fit(mode Mode, data *sparsevec.CSR) (*Scaler, error) {
+	return FitBlocks(mode, func(yield func(*sparsevec.CSR) bool) { yield(data) })
+}
+
+// FitBlocks is Fit on the rows of the blocks in order, as if they were one
+// CSR: the same scaler, bit for bit. blocks is iterated up to four times
+// (standard scaling makes a second pass over the values); each block need
+// only stay valid until the next is yielded.
+func FitBlocks(mode Mode, blocks iter.Seq[*sparsevec.CSR]) (*Scaler, error) {
 	if mode == "" || mode == None {
 		return nil, nil
 	}
 	if !slices.Contains(Modes, mode) {
 		return nil, fmt.Errorf("scale: %q: %w (want one of %s)", mode, ErrMode, joinModes())
 	}
-	st := collect(data)
+	st := collect(blocks)
 	if mode == Auto {
 		mode = st.auto()
 		if mode == None {
@@ -298,11 +327,13 @@ func (st *stats) squares() []float64 {
 		mean[k] = st.sum[k] / float64(st.rows)
 		sq[k] = float64(st.rows-c) * mean[k] * mean[k]
 	}
-	val := st.data.Val[:st.nnz]
-	for i, j := range st.data.Idx[:st.nnz] {
-		k := st.pos(j)
-		d := float64(val[i]) - mean[k]
-		sq[k] += d * d
+	for b := range st.blocks {
+		idx, val := entries(b)
+		for i, j := range idx {
+			k := st.pos(j)
+			d := float64(val[i]) - mean[k]
+			sq[k] += d * d
+		}
 	}
 	return sq
 }

@@ -367,3 +367,44 @@ func TestAppendRowKeptZeroAsMerge(t *testing.T) {
 		}
 	}
 }
+
+// FitBlocks over the rows cut into blocks fits the scaler Fit fits on
+// them as one CSR, bit for bit, in every mode, with and without the
+// feature table (a wide index).
+func TestFitBlocksMatchesFit(t *testing.T) {
+	for _, wide := range []bool{false, true} {
+		var rows [][]entry
+		labels := make([]float32, 40)
+		for r := range labels {
+			var row []entry
+			for j := uint32(1 + r%3); j < 30; j += uint32(1 + (r*7+int(j))%5) {
+				row = append(row, entry{j, float32(r*int(j)%17) - 6.5})
+			}
+			if wide && r%9 == 0 {
+				row = append(row, entry{1 << 28, float32(r)})
+			}
+			rows = append(rows, row)
+		}
+		data := csrOf(labels, rows)
+		for _, mode := range []Mode{MaxAbs, MinMax, Standard, Auto} {
+			want, werr := Fit(mode, data)
+			got, gerr := FitBlocks(mode, func(yield func(*sparsevec.CSR) bool) {
+				for lo := 0; lo < data.Rows(); lo += 7 {
+					perm := make([]int32, 0, 7)
+					for r := lo; r < min(lo+7, data.Rows()); r++ {
+						perm = append(perm, int32(r))
+					}
+					if !yield(data.Permute(perm)) {
+						return
+					}
+				}
+			})
+			if (werr == nil) != (gerr == nil) || (want == nil) != (got == nil) {
+				t.Fatalf("wide %v, %s: FitBlocks gives %v, %v; Fit %v, %v", wide, mode, got, gerr, want, werr)
+			}
+			if want != nil && fmt.Sprint(want.Model()) != fmt.Sprint(got.Model()) {
+				t.Errorf("wide %v, %s: FitBlocks %+v, Fit %+v", wide, mode, got.Model(), want.Model())
+			}
+		}
+	}
+}

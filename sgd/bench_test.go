@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/polyhedral/cpm/learner/learnertest"
+	"github.com/polyhedral/cpm/sparsevec"
 )
 
 // reportCPU reports the process CPU time since cpu0 per iteration as
@@ -17,19 +18,34 @@ func reportCPU(b *testing.B, cpu0 int64, unit string) {
 }
 
 // BenchmarkStep measures SGD steps of one K=10 polytope on MNIST-shaped
-// rows (the figure behind "steps/s" in the README).
+// rows (the figure behind "steps/s" in the README); compact reads them
+// from a sparsevec.PackCompact copy (2-byte indices, float32 values: the
+// rows' values are not 256 grey levels); grey rounds the values to 256
+// grey levels, which compact stores as 1-byte codes (MNIST's 3 bytes per
+// nonzero).
 func BenchmarkStep(b *testing.B) {
 	data := learnertest.MNISTLike(20000)
-	for _, h := range []float64{0, 1.5} {
-		name := "h=0"
-		if h > 0 {
-			name = "h=1.5"
-		}
-		b.Run(name, func(b *testing.B) {
+	grey := data.Permute(nil)
+	grey.AppendCSR(data)
+	for i, v := range grey.Val {
+		grey.Val[i] = float32(int(v*255)) / 255
+	}
+	for _, c := range []struct {
+		name string
+		h    float64
+		mode sparsevec.Packing
+		data *sparsevec.CSR
+	}{
+		{"h=0", 0, 0, data}, {"h=1.5", 1.5, 0, data},
+		{"compact-h=0", 0, sparsevec.PackCompact, data},
+		{"grey-h=0", 0, 0, grey}, {"grey-compact-h=0", 0, sparsevec.PackCompact, grey},
+	} {
+		h, data := c.h, c.data
+		b.Run(c.name, func(b *testing.B) {
 			cfg, _ := Config{K: 10, Iterations: 10_000_000, Entropy: h}.withDefaults()
 			p, _ := newPolytope(cfg, data.Dim)
 			p.asg.Reserve(data.Rows())
-			src, _ := newMemorySource(data, nil, 1, 1, false)
+			src, _ := newMemorySource(sparsevec.Pack(data, nil, c.mode), nil, 1, 1, false)
 			// Warm up past the first epochs, where almost every row updates.
 			for range 200_000 {
 				x, y, id, _ := src.Next()

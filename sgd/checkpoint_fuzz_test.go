@@ -73,7 +73,7 @@ func fuzzRestore(t *testing.T, fp *fingerprint, st *taskState) {
 	for range st.Src.N {
 		data.Append(1, sparsevec.Vector{})
 	}
-	src, err := newMemorySource(&data, nil, fp.Seed, 1, st.Src.Perm != nil)
+	src, err := newMemorySource(sparsevec.Pack(&data, nil, sparsevec.PackCompact), nil, fp.Seed, 1, st.Src.Perm != nil)
 	if err != nil {
 		t.Fatal(err)
 	}

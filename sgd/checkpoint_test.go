@@ -189,7 +189,7 @@ func snapshotOf(t *testing.T, cfg Config, data *sparsevec.CSR, steps int) (*poly
 		t.Fatal(err)
 	}
 	p.asg.Reserve(data.Rows())
-	src, err := newMemorySource(data, nil, cfg.Seed, mix(0), cfg.Reshuffle)
+	src, err := newMemorySource(sparsevec.Pack(data, nil, sparsevec.PackCompact), nil, cfg.Seed, mix(0), cfg.Reshuffle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +407,7 @@ func TestRunAllocsDoNotGrowWithSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk := memTask(cfg, data, nil, "outer", 1, 0)
+	tk := memTask(cfg, packedRows(sparsevec.Pack(data, nil, sparsevec.PackCompact)), nil, "outer", 1, 0)
 	allocs := func(steps int64, ck *taskCk) float64 {
 		cfg := cfg
 		cfg.Iterations = steps

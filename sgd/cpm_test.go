@@ -222,7 +222,7 @@ func TestLazyScaleMatchesNaive(t *testing.T) {
 		for f := range nv.w {
 			nv.w[f] = make([]float64, d)
 		}
-		src, _ := newMemorySource(data, nil, 1, 1, true)
+		src, _ := newMemorySource(sparsevec.Pack(data, nil, sparsevec.PackCompact), nil, 1, 1, true)
 		for range cfg.Iterations {
 			x, y, id, _ := src.Next()
 			p.Step(x, y == 1, id)
@@ -263,7 +263,7 @@ func TestStepDoesNotAllocate(t *testing.T) {
 	data := randomRows(rng, 500, 200, 30)
 	p := mustPolytope(t, Config{K: 10, Iterations: 1e6, Entropy: 1}, data.Dim)
 	p.asg.Reserve(data.Rows())
-	src, _ := newMemorySource(data, nil, 1, 1, true)
+	src, _ := newMemorySource(sparsevec.Pack(data, nil, sparsevec.PackCompact), nil, 1, 1, true)
 	allocs := testing.AllocsPerRun(5000, func() {
 		x, y, id, _ := src.Next()
 		p.Step(x, y == 1, id)

@@ -76,14 +76,11 @@ func sides(cfg Config) int {
 	return 1
 }
 
-// initRows returns the feature rows the polytopes start with: the data's
-// (nil for streamed data, which starts at 1) or the initial model's if it
-// has more.
-func initRows(cfg Config, data *sparsevec.CSR) int {
-	d := 1
-	if data != nil {
-		d = max(d, data.Dim)
-	}
+// initRows returns the feature rows the polytopes start with: dim, the
+// data's (0 for streamed data, which starts at 1), or the initial model's
+// if it has more.
+func initRows(cfg Config, dim int) int {
+	d := max(1, dim)
 	if cfg.Init != nil {
 		d = max(d, cfg.Init.D)
 	}

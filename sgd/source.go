@@ -27,24 +27,28 @@ type source interface {
 // so that the row order of a seed never changes with the Go release.
 func randIndex(r *rand.PCG, n int) int { return int(rng.IndexMod(r, uint64(n))) }
 
-// memorySource draws rows of an in-memory CSR. The first epoch visits
-// rows in the order given; every later epoch repeats it, or, with
-// reshuffle, follows a fresh permutation from a PCG seeded by
-// (seed, stream). Row ids are positions in that first order.
+// memorySource draws rows of in-memory data, packed (sparsevec.Packed).
+// The first epoch visits rows in the order given; every later epoch
+// repeats it, or, with reshuffle, follows a fresh permutation from a PCG
+// seeded by (seed, stream). Row ids are positions in that first order.
 //
-// Train shuffles the data physically once (sparsevec.CSR.Permute) before
-// building sources, so the default order reads memory sequentially; for
-// the random orders of --reshuffle and one-vs-one subsets, Next prefetches
-// the next rows while the caller computes on the current one.
+// Train and TrainPacked lay the data out in its one shuffled order
+// (sparsevec.Pack, sparsevec.Packer.Shuffle) before building sources, so
+// the default order reads memory sequentially; for the random order of
+// --reshuffle, Next prefetches the next rows while the caller computes on
+// the current one. Next returns a row of 4-byte indices and values in
+// place and decodes a compact one into the source's buffer, which the
+// kernels then read from the L1 cache.
 type memorySource struct {
-	data      *sparsevec.CSR
-	rows      []int32 // CSR row of each id
+	data      *sparsevec.Packed
+	rows      []int32 // data row of each id
 	perm      []int32 // ids in epoch order
 	pos       int
 	epoch     int
 	reshuffle bool
 	rng       *rand.PCG
-	release   func() // if set, Close gives data back to its owner
+	buf       sparsevec.Vector // the decoded row Next returns
+	release   func()           // if set, Close gives data back to its owner
 }
 
 // Close gives the source's rows back to their owner (a pair's copy); the
@@ -59,7 +63,7 @@ func (s *memorySource) Close() error {
 
 // newMemorySource returns a source over the given rows of data (nil = all,
 // in order).
-func newMemorySource(data *sparsevec.CSR, rows []int32, seed, stream uint64, reshuffle bool) (*memorySource, error) {
+func newMemorySource(data *sparsevec.Packed, rows []int32, seed, stream uint64, reshuffle bool) (*memorySource, error) {
 	if rows == nil {
 		rows = make([]int32, data.Rows())
 		for i := range rows {
@@ -70,6 +74,7 @@ func newMemorySource(data *sparsevec.CSR, rows []int32, seed, stream uint64, res
 		return nil, errors.New("sgd: no training rows")
 	}
 	s := &memorySource{data: data, rows: rows, perm: make([]int32, len(rows)), reshuffle: reshuffle, rng: rand.NewPCG(seed, stream)}
+	s.buf = sparsevec.Vector{Idx: make([]uint32, data.MaxRow()), Val: make([]float32, data.MaxRow())}
 	for i := range s.perm {
 		s.perm[i] = int32(i)
 	}
@@ -100,9 +105,9 @@ func (s *memorySource) Next() (sparsevec.Vector, float32, int, error) {
 	}
 	id := int(s.perm[s.pos])
 	s.pos++
-	// Software pipelining of the memory latency: start loading the row
-	// offsets two steps ahead and the nonzeros one step ahead, so they
-	// arrive while this step computes.
+	// Software pipelining of the memory latency (the order is random
+	// under reshuffle): start loading the row offsets two steps ahead and
+	// the nonzeros one step ahead, so they arrive while this step computes.
 	if s.pos+1 < len(s.perm) {
 		s.data.PrefetchPtr(int(s.rows[s.perm[s.pos+1]]))
 	}
@@ -110,7 +115,7 @@ func (s *memorySource) Next() (sparsevec.Vector, float32, int, error) {
 		s.data.PrefetchRow(int(s.rows[s.perm[s.pos]]))
 	}
 	r := int(s.rows[id])
-	return s.data.Row(r), s.data.Labels[r], id, nil
+	return s.data.Row(r, &s.buf), s.data.Label(r), id, nil
 }
 
 // state returns the source's position for a checkpoint. The permutation

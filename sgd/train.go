@@ -454,27 +454,112 @@ func planBinary(cfg Config, data *sparsevec.CSR, outer *float32) (*Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := checkMemory(cfg, sides(cfg), initRows(cfg, data)); err != nil {
+	if err := checkMemory(cfg, sides(cfg), initRows(cfg, data.Dim)); err != nil {
 		return nil, err
 	}
 	fp, err := prepare(cfg, data, classes, false)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Runner == nil {
-		data = data.Permute(permutation(data.Rows(), cfg.Seed, shuffleStream))
-	}
 	if err := checkValidLabels(cfg.Valid.Data, classes); err != nil {
 		return nil, err
 	}
-	tasks := []task{memTask(cfg, data, nil, "outer", classes[0], 0)}
+	return binaryPlan(cfg, classes, shuffled(cfg, data), fp), nil
+}
+
+// binaryPlan is the plan of a binary run on rows, checked.
+func binaryPlan(cfg Config, classes []float32, rows trainRows, fp *fingerprint) *Plan {
+	tasks := []task{memTask(cfg, rows, nil, "outer", classes[0], 0)}
 	if cfg.DoubleSided {
-		tasks = append(tasks, memTask(cfg, data, nil, "inner", classes[1], 1))
+		tasks = append(tasks, memTask(cfg, rows, nil, "inner", classes[1], 1))
 	}
 	for i := range tasks {
 		tasks[i].valid = newValidSet(cfg.Valid.Data, tasks[i].outer, nil)
 	}
-	return &Plan{cfg: cfg, classes: classes, tasks: tasks, fp: fp}, nil
+	return &Plan{cfg: cfg, classes: classes, tasks: tasks, fp: fp}
+}
+
+// TrainPacked is Train (ovo false; outer as Train's) or TrainOvO (ovo
+// true; outer must be nil) on the rows appended to rows, in the order
+// they were appended: the run's one shuffle lays them out as its packed
+// copy (sparsevec.Packer.Shuffle), freeing the appended blocks as it
+// goes, so that rows read in blocks never exist as a CSR and the run
+// holds about one copy of them (3 bytes per nonzero for MNIST with
+// sparsevec.PackCompact). The steps, and so the model, are those of
+// Train and TrainOvO on the same rows as a CSR. rows is empty afterwards.
+// Checkpoints (cfg.Checkpoint) and cfg.Runner need the rows as a CSR and
+// are refused.
+func TrainPacked(ctx context.Context, cfg Config, rows *sparsevec.Packer, outer *float32, ovo bool) (*model.Model, *Report, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.Checkpoint.active() || cfg.Runner != nil {
+		return nil, nil, errors.New("sgd: checkpoints and a Runner need the training rows as a CSR (Train, TrainOvO)")
+	}
+	if ovo && outer != nil {
+		return nil, nil, errors.New("sgd: an outer label does not apply to one-vs-one training")
+	}
+	labels := rows.DistinctLabels()
+	var classes []float32
+	if ovo {
+		classes, err = ovoClasses(labels)
+	} else {
+		classes, err = binaryClasses(labels, outer)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	tasks := sides(cfg)
+	if ovo {
+		tasks *= len(classes) * (len(classes) - 1) / 2
+	}
+	if err := checkMemory(cfg, tasks, initRows(cfg, rows.Dim())); err != nil {
+		return nil, nil, err
+	}
+	if _, err := prepare(cfg, nil, classes, ovo); err != nil {
+		return nil, nil, err
+	}
+	if err := checkValidLabels(cfg.Valid.Data, classes); err != nil {
+		return nil, nil, err
+	}
+	shuffled := packedRows(rows.Shuffle(permutation(rows.Rows(), cfg.Seed, shuffleStream)))
+	var p *Plan
+	if ovo {
+		p = ovoPlan(cfg, classes, shuffled, nil)
+	} else {
+		p = binaryPlan(cfg, classes, shuffled, nil)
+	}
+	return p.train(ctx)
+}
+
+// trainRows is the training data of the polytopes of an in-memory run:
+// packed in the one shuffled order, or, with a Runner (no polytope trains
+// in this process), only the shape of the rows.
+type trainRows struct {
+	data   *sparsevec.Packed // nil with a Runner
+	labels []float32         // per row, in the order of data
+	dim    int               // the feature rows the polytopes start with (at least 1)
+}
+
+// shuffled returns the rows of data as the polytopes of a run read them:
+// copied (sparsevec.Pack, compact with cfg.Compact) in the order of the
+// one seeded shuffle, so that an epoch reads memory sequentially. With
+// cfg.Runner set the rows are neither shuffled nor copied.
+func shuffled(cfg Config, data *sparsevec.CSR) trainRows {
+	if cfg.Runner != nil {
+		return trainRows{labels: data.Labels, dim: data.Dim}
+	}
+	var mode sparsevec.Packing
+	if cfg.Compact {
+		mode = sparsevec.PackCompact
+	}
+	return packedRows(sparsevec.Pack(data, permutation(data.Rows(), cfg.Seed, shuffleStream), mode))
+}
+
+// packedRows returns the training rows of p.
+func packedRows(p *sparsevec.Packed) trainRows {
+	return trainRows{data: p, labels: p.Labels(), dim: p.Dim()}
 }
 
 // memTask is polytope i trained on rows of data (nil: all). A subset (a
@@ -485,19 +570,19 @@ func planBinary(cfg Config, data *sparsevec.CSR, outer *float32) (*Plan, error) 
 // row ids stay positions in rows, so the steps are the same. The copy
 // costs the pair's rows in memory per running task (MNIST one-vs-one: 30 s
 // before, 22 s after on 2 cores; bench/RESULTS.md).
-func memTask(cfg Config, data *sparsevec.CSR, rows []int32, name string, outer float32, i int) task {
-	n := data.Rows()
+func memTask(cfg Config, data trainRows, rows []int32, name string, outer float32, i int) task {
+	n := len(data.labels)
 	if rows != nil {
 		n = len(rows)
 	}
 	return task{
-		name: name, outer: outer, d: max(data.Dim, 1), ids: n,
+		name: name, outer: outer, d: max(data.dim, 1), ids: n,
 		source: func() (source, error) {
 			if rows == nil {
-				return newMemorySource(data, nil, cfg.Seed, mix(i), cfg.Reshuffle)
+				return newMemorySource(data.data, nil, cfg.Seed, mix(i), cfg.Reshuffle)
 			}
-			buf, _ := pairRows.Get().(*sparsevec.CSR)
-			sub := data.PermuteInto(buf, rows)
+			buf, _ := pairRows.Get().(*sparsevec.Packed)
+			sub := data.data.PermuteInto(buf, rows)
 			s, err := newMemorySource(sub, nil, cfg.Seed, mix(i), cfg.Reshuffle)
 			if err != nil {
 				return nil, err
@@ -551,7 +636,7 @@ func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes 
 	if _, err := prepare(cfg, nil, classes[:], false); err != nil {
 		return nil, nil, err
 	}
-	d := initRows(cfg, nil)
+	d := initRows(cfg, 0)
 	if err := checkMemory(cfg, sides(cfg), d); err != nil {
 		return nil, nil, err
 	}
@@ -628,26 +713,37 @@ func TrainOvO(ctx context.Context, cfg Config, data *sparsevec.CSR) (*model.Mode
 // planOvO is NewPlan of a one-vs-one run; cfg is complete (withDefaults).
 // With cfg.Runner set the rows are not shuffled: no polytope trains here.
 func planOvO(cfg Config, data *sparsevec.CSR) (*Plan, error) {
-	classes := data.DistinctLabels()
-	if len(classes) < 2 {
-		return nil, fmt.Errorf("sgd: one-vs-one needs at least 2 labels, the data has %d", len(classes))
+	classes, err := ovoClasses(data.DistinctLabels())
+	if err != nil {
+		return nil, err
 	}
-	if err := checkMemory(cfg, sides(cfg)*len(classes)*(len(classes)-1)/2, initRows(cfg, data)); err != nil {
+	if err := checkMemory(cfg, sides(cfg)*len(classes)*(len(classes)-1)/2, initRows(cfg, data.Dim)); err != nil {
 		return nil, err
 	}
 	fp, err := prepare(cfg, data, classes, true)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Runner == nil {
-		data = data.Permute(permutation(data.Rows(), cfg.Seed, shuffleStream))
-	}
-	byClass := make(map[float32][]int32, len(classes))
-	for r, y := range data.Labels {
-		byClass[y] = append(byClass[y], int32(r))
-	}
 	if err := checkValidLabels(cfg.Valid.Data, classes); err != nil {
 		return nil, err
+	}
+	return ovoPlan(cfg, classes, shuffled(cfg, data), fp), nil
+}
+
+// ovoClasses returns the classes of a one-vs-one run on rows with the
+// distinct labels given.
+func ovoClasses(labels []float32) ([]float32, error) {
+	if len(labels) < 2 {
+		return nil, fmt.Errorf("sgd: one-vs-one needs at least 2 labels, the data has %d", len(labels))
+	}
+	return labels, nil
+}
+
+// ovoPlan is the plan of a one-vs-one run on rows, checked.
+func ovoPlan(cfg Config, classes []float32, data trainRows, fp *fingerprint) *Plan {
+	byClass := make(map[float32][]int32, len(classes))
+	for r, y := range data.labels {
+		byClass[y] = append(byClass[y], int32(r))
 	}
 	var tasks []task
 	for pi, pr := range Pairs(len(classes)) {
@@ -663,7 +759,7 @@ func planOvO(cfg Config, data *sparsevec.CSR) (*Plan, error) {
 			tasks[len(tasks)-1].valid = vs.swapped(b)
 		}
 	}
-	return &Plan{cfg: cfg, classes: classes, ovo: true, tasks: tasks, fp: fp}, nil
+	return &Plan{cfg: cfg, classes: classes, ovo: true, tasks: tasks, fp: fp}
 }
 
 func mergeSorted(a, b []int32) []int32 {

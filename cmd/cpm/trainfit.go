@@ -125,6 +125,9 @@ func (o *trainOptions) trainStream(ctx context.Context, stderr io.Writer, met *t
 // trainInMemory loads -t (through the cache) and trains the learner on
 // it, choosing K first when -k lists several.
 func (o *trainOptions) trainInMemory(ctx context.Context, stderr io.Writer, met *trainMetrics, mlog *metricsLog) (*model.Model, *learner.Report, error) {
+	if o.packable() {
+		return o.trainPacked(ctx, stderr, met)
+	}
 	start := time.Now()
 	data, err := o.load(ctx, stderr)
 	if err != nil {
@@ -166,6 +169,44 @@ func (o *trainOptions) trainInMemory(ctx context.Context, stderr io.Writer, met 
 	}
 	if err := o.hints(stderr, data, m, rep); err != nil {
 		return nil, nil, err
+	}
+	return m, rep, nil
+}
+
+// packable reports whether the run can train on rows packed as they are
+// read (trainPacked): a CPM (learner.Spec.Packable) with one K, no
+// cache, no cluster, no rows held out of -t (--holdout, --calibrate
+// without a file) and -q (the hints read the training rows after
+// training).
+func (o *trainOptions) packable() bool {
+	return o.spec.Packable() && o.quiet && len(o.ks) <= 1 && o.cachePath == "" && !o.nats.on() &&
+		o.valid.holdout == 0 && !o.calib.holdout()
+}
+
+// trainPacked reads -t block by block into packed rows and trains the
+// CPM on them (learner.TrainPacked): the rows never exist as one CSR, so
+// the run holds about one copy of them; the model is trainInMemory's.
+func (o *trainOptions) trainPacked(ctx context.Context, stderr io.Writer, met *trainMetrics) (*model.Model, *learner.Report, error) {
+	start := time.Now()
+	src, err := input.Resolve(o.train)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := src.Pack(o.spec.Packing(), o.lim.opts(ctx)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rows.Rows() == 0 {
+		return nil, nil, fmt.Errorf("%s: %w to train on", o.train, sgd.ErrNoRows)
+	}
+	met.LoadSeconds = time.Since(start).Seconds()
+	met.Rows, met.NNZ, met.Features = rows.Rows(), rows.NNZ(), max(rows.Dim()-1, 0)
+	if err := o.valid.load(&o.spec, nil, stderr, o.quiet, o.lim.opts(ctx)...); err != nil {
+		return nil, nil, err
+	}
+	m, rep, err := learner.TrainPacked(ctx, o.spec, rows)
+	if err != nil {
+		return nil, nil, o.ckpt.interrupted(err, o.args, stderr)
 	}
 	return m, rep, nil
 }
