@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/polyhedral/cpm/kperceptron/internal/threadcpu"
+	"github.com/polyhedral/cpm/internal/cputime"
 	"github.com/polyhedral/cpm/learner/learnertest"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -253,7 +253,7 @@ func BenchmarkKernelRow(b *testing.B) {
 				b.ReportAllocs()
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
-				cpu0 := threadcpu.Nanos()
+				cpu0 := cputime.Thread()
 				q := 0
 				for b.Loop() {
 					tr.kernelRow(q)
@@ -263,7 +263,7 @@ func BenchmarkKernelRow(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/evals, "ns/eval")
 				// The thread's CPU time: on a shared machine it varies less
 				// than the wall time.
-				b.ReportMetric(float64(threadcpu.Nanos()-cpu0)/evals, "cpu-ns/eval")
+				b.ReportMetric(float64(cputime.Thread()-cpu0)/evals, "cpu-ns/eval")
 			})
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/polyhedral/cpm/internal/cputime"
 	"github.com/polyhedral/cpm/reader/internal/core"
 )
 
@@ -75,9 +76,9 @@ func benchColumnar(b *testing.B, src string) {
 			b.Fatal(err)
 		}
 		var cpu0 int64
-		start := func(b *testing.B) { b.ResetTimer(); cpu0 = cpuTime() }
+		start := func(b *testing.B) { b.ResetTimer(); cpu0 = cputime.Process() }
 		report := func(b *testing.B) {
-			if cpu := cpuTime() - cpu0; cpu0 > 0 && cpu > 0 {
+			if cpu := cputime.Process() - cpu0; cpu0 > 0 && cpu > 0 {
 				b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
 				b.ReportMetric(float64(fi.Size())*float64(b.N)/float64(cpu)*1e3, "MB/cpu-s")
 			}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/polyhedral/cpm/internal/cputime"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/reader/libsvm"
 	"github.com/polyhedral/cpm/sparsevec"
@@ -150,13 +151,13 @@ func setupBench(b *testing.B) {
 // other load.
 func measure(b *testing.B, read func()) {
 	b.SetBytes(benchData.textBytes)
-	c0 := cpuTime()
+	c0 := cputime.Process()
 	b.ResetTimer()
 	for range b.N {
 		read()
 	}
 	b.StopTimer()
-	if c := cpuTime() - c0; c > 0 {
+	if c := cputime.Process() - c0; c > 0 {
 		b.ReportMetric(float64(c)/1e6/float64(b.N)/(float64(benchData.textBytes)/1e6), "cpu-ms/MB")
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/polyhedral/cpm/kperceptron/internal/threadcpu"
+	"github.com/polyhedral/cpm/internal/cputime"
 )
 
 // expInputs returns n values covering the normal range, the boundaries of
@@ -141,14 +141,14 @@ func BenchmarkExp(b *testing.B) {
 			defer asm.set()()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			cpu0 := threadcpu.Nanos()
+			cpu0 := cputime.Thread()
 			for b.Loop() {
 				copy(y, x)
 				Exp(y)
 			}
 			n := float64(b.N * len(x))
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/exp")
-			b.ReportMetric(float64(threadcpu.Nanos()-cpu0)/n, "cpu-ns/exp")
+			b.ReportMetric(float64(cputime.Thread()-cpu0)/n, "cpu-ns/exp")
 		})
 	}
 }

@@ -1,6 +1,0 @@
-//go:build !unix
-
-package shard
-
-// cpuTime is not measured on this platform.
-func cpuTime() int64 { return 0 }
