@@ -535,9 +535,38 @@ func openCache(path string, maxIndex uint32, open func(string) (*os.File, error)
 		done: make(chan struct{}),
 	}
 	for range core.StreamBlocks {
-		r.pool <- new(sparsevec.CSR)
+		b, _ := blockPool.Get().(*sparsevec.CSR)
+		if b == nil {
+			b = new(sparsevec.CSR)
+		}
+		r.pool <- b
 	}
 	return r, nil
+}
+
+// blockPool keeps the blocks of closed cache readers, with their arrays,
+// for the next reader: a training run opens one per pass, and blocks
+// decoded into arrays of the right size already skip the allocation and
+// zeroing of a few megabytes per pass.
+var blockPool sync.Pool
+
+// recycle puts the blocks that neither the caller nor the producer holds
+// any more into blockPool; it runs once the producer has ended.
+func (r *cacheReader) recycle() {
+	for {
+		select {
+		case b := <-r.pool:
+			blockPool.Put(b)
+		case b, ok := <-r.out:
+			if !ok {
+				r.out = nil // closed: stop selecting it
+				continue
+			}
+			blockPool.Put(b)
+		default:
+			return
+		}
+	}
 }
 
 func (r *cacheReader) produce() {
@@ -722,7 +751,15 @@ func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32
 	var top uint64
 	for r := range rows {
 		prev := uint64(0)
-		for j := blk.Ptr[r]; j < blk.Ptr[r+1]; j++ {
+		for j, hi := blk.Ptr[r], blk.Ptr[r+1]; ; {
+			k, last := smallGaps(idx[j:hi], p[i:], prev)
+			j, i, prev = j+k, i+k, last
+			if prev > uint64(maxIdx) {
+				return "index gap of 0 or an index above the block's maximum"
+			}
+			if j == hi {
+				break
+			}
 			if i >= len(p) {
 				return "payload too short for its indices"
 			}
@@ -736,6 +773,7 @@ func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32
 				return "index gap of 0 or an index above the block's maximum"
 			}
 			idx[j] = uint32(prev)
+			j++
 		}
 		top = max(top, prev)
 	}
@@ -767,11 +805,15 @@ func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32
 			}
 		}
 		codes := p[i+4*dictLen:]
-		for j, c := range codes[:nnz] {
-			if int(c) >= dictLen {
-				return "value code beyond the dictionary"
-			}
-			val[j] = dict[c]
+		codes = codes[:nnz]
+		val = val[:len(codes)]
+		var top uint8
+		for j, c := range codes {
+			val[j] = dict[c] // entries from dictLen on are 0, refused below
+			top = max(top, c)
+		}
+		if nnz > 0 && int(top) >= dictLen {
+			return "value code beyond the dictionary"
 		}
 	} else {
 		if len(p)-i != 4*nnz {
@@ -818,6 +860,25 @@ func decodeQids(dst []int64, p []byte, start, rows int) ([]int64, string) {
 		return dst, "payload size does not match its query ids"
 	}
 	return dst, ""
+}
+
+// smallGaps decodes the leading index gaps of a row that are one-byte
+// varints of 1 to 127, the common case, with one test per byte: from
+// prev, the index before them, it sets idx[k] to prev plus the gaps
+// p[0..k], stopping at the end of idx or p or at a byte that is 0 or has
+// its top bit set. It returns how many gaps it decoded and the last index
+// (prev if none).
+func smallGaps(idx []uint32, p []byte, prev uint64) (int, uint64) {
+	n := min(len(idx), len(p))
+	idx, p = idx[:n], p[:n]
+	for k, b := range p {
+		if b-1 >= 0x7f { // b == 0 wraps to 255
+			return k, prev
+		}
+		prev += uint64(b)
+		idx[k] = uint32(prev)
+	}
+	return n, prev
 }
 
 // uvarintAt decodes the varint at p[i] (i < len(p)) and returns it with
@@ -884,6 +945,7 @@ func (r *cacheReader) Close() error {
 		r.closed.Store(true)
 		close(r.stop)
 		<-r.done
+		r.recycle()
 		r.closeErr = r.f.Close()
 	})
 	return r.closeErr

@@ -493,3 +493,41 @@ func TestTeeCacheWriteError(t *testing.T) {
 		t.Fatalf("a cache appeared after a failed write: %v", err)
 	}
 }
+
+// BenchmarkCacheRead times one pass over a cache of MNIST-2 train (or,
+// without the data, generated MNIST-like rows) through Open, as every
+// training pass after the first reads it: reading, checking and decoding
+// its blocks. ns/nnz is the figure to watch.
+func BenchmarkCacheRead(b *testing.B) {
+	src := mnist2Train
+	if _, err := os.Stat(src); err != nil {
+		src = writeTempFile(b, "synth.libsvm.zst", zstdBytes(genMNIST(testRand(), benchBytes)))
+	}
+	m, err := reader.Load(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "b.cpmcache")
+	writeCache(b, path, src, blocksOf(m, reader.DefaultBatchRows))
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for b.Loop() {
+		r, err := rowcache.Open(path, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			blk, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.Release(blk)
+		}
+		r.Close()
+	}
+	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(m.NNZ()), "ns/nnz")
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/float64(m.NNZ()), "cpu-ns/nnz")
+}
