@@ -972,6 +972,20 @@ func Tee(src core.BlockReader, w *Writer) core.BlockReader {
 	return t
 }
 
+// TeeOptional is Tee for a cache the pass can do without and whose
+// caller decides when to put it in place. An error of w aborts w and stops
+// the writes, but not the pass: src's blocks go on being handed out. At
+// the end of src the writes are finished but w is left open: the caller
+// then closes w to put the cache in place, or aborts it. Closing the
+// reader before the end aborts w. The function returned reports, once the
+// reader has returned io.EOF, nil if every block reached w, or the error
+// that made the tee abort it.
+func TeeOptional(src core.BlockReader, w *Writer) (core.BlockReader, func() error) {
+	t := Tee(src, w).(*teeCache)
+	t.optional = true
+	return t, func() error { return t.werr }
+}
+
 // teeInflight bounds the blocks handed to the writer and not yet written,
 // so that work and written never fill.
 const teeInflight = 2 * core.StreamBlocks
@@ -985,6 +999,8 @@ type teeCache struct {
 	writing  []*sparsevec.CSR // ... and not yet written
 	err      error            // sticky
 	finished bool             // w closed or aborted by Next
+	optional bool             // TeeOptional
+	complete bool             // optional: src ended with every block in w, left open
 
 	werr error // the writer's error, as reported with a block
 
@@ -1061,7 +1077,10 @@ func (t *teeCache) Next() (*sparsevec.CSR, error) {
 	}
 	t.collect(len(t.writing) >= teeInflight)
 	if t.werr != nil && !t.finished {
-		return nil, t.fail(fmt.Errorf("writing the cache: %w", t.werr))
+		if !t.optional {
+			return nil, t.fail(fmt.Errorf("writing the cache: %w", t.werr))
+		}
+		t.stopWriter() // the writer has aborted w; the pass goes on
 	}
 	for {
 		b, err := t.src.Next()
@@ -1090,10 +1109,11 @@ func (t *teeCache) Next() (*sparsevec.CSR, error) {
 // finish ends the writes at the end of src and closes w: io.EOF, or the
 // error that kept the cache from being written.
 func (t *teeCache) finish() error {
-	t.finished = true
-	close(t.work)
-	<-t.exited
-	t.collect(false)
+	t.stopWriter()
+	if t.optional {
+		t.complete = t.werr == nil
+		return t.setErr(io.EOF)
+	}
 	if t.werr != nil {
 		return t.setErr(fmt.Errorf("writing the cache: %w", t.werr))
 	}
@@ -1103,13 +1123,22 @@ func (t *teeCache) finish() error {
 	return t.setErr(io.EOF)
 }
 
+// stopWriter ends the writer goroutine once it has written (or passed
+// back) every block handed to it.
+func (t *teeCache) stopWriter() {
+	if t.finished {
+		return
+	}
+	t.finished = true
+	close(t.work)
+	<-t.exited
+	t.collect(false)
+}
+
 // fail stops the writer, aborts w and makes err sticky.
 func (t *teeCache) fail(err error) error {
 	if !t.finished {
-		t.finished = true
-		close(t.work)
-		<-t.exited
-		t.collect(false)
+		t.stopWriter()
 		t.w.Abort()
 	}
 	return t.setErr(err)
@@ -1133,7 +1162,9 @@ func (t *teeCache) Close() error {
 	t.once.Do(func() {
 		close(t.quit)
 		<-t.exited
-		t.w.Abort() // a no-op after Close or after the writer's own Abort
+		if !t.complete {
+			t.w.Abort() // a no-op after Close or after the writer's own Abort
+		}
 		t.cerr = t.src.Close()
 	})
 	return t.cerr
