@@ -93,14 +93,14 @@ func (in *Input) Cache() CacheStatus {
 // Stats splits the time of streamed training between reading and
 // training.
 type Stats struct {
-	FirstPass   time.Duration   // wall time of pass 1 (read, parse, cache write); 0 until it ends
-	CacheWrite  time.Duration   // of FirstPass, the time spent encoding and writing the cache
-	CacheBuilt  bool            // the first pass completed the cache
-	CacheReused bool            // the passes read a cache that an earlier run wrote
+	FirstPass   time.Duration // wall time of pass 1 (read, parse, cache write); 0 until it ends
+	CacheWrite  time.Duration // of FirstPass, the time spent encoding and writing the cache
+	CacheBuilt  bool          // the first pass completed the cache
+	CacheReused bool          // the passes read a cache that an earlier run wrote
 	// CacheDropped, with Config.Optional, says why the cache was given
 	// up (an error writing it, or putting it in place); nil otherwise.
 	CacheDropped error
-	Wait        []time.Duration // per polytope of Passes: time blocked waiting for rows
+	Wait         []time.Duration // per polytope of Passes: time blocked waiting for rows
 }
 
 // Stats returns the figures of the passes so far.

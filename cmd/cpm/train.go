@@ -60,15 +60,15 @@ type trainOptions struct {
 	nats         *natsFlags
 
 	// Set by validate.
-	spec      learner.Spec
-	cpm       *learner.CPMConfig // the CPM settings of spec (a scratch value for other learners)
-	ks        []int              // -k: one K, or the list to choose from
-	seed      uint64             // --seed
-	describe  string             // the learner, for log lines
-	cachePath     string // the cache file (--cache auto resolved, or the default of --stream), input.TempCache, or ""
-	cacheOptional bool   // the cache is the default of --stream (input.Config.Optional)
-	cacheWhy      string // why the default cache of --stream is a temporary one
-	classes   [2]float32
+	spec          learner.Spec
+	cpm           *learner.CPMConfig // the CPM settings of spec (a scratch value for other learners)
+	ks            []int              // -k: one K, or the list to choose from
+	seed          uint64             // --seed
+	describe      string             // the learner, for log lines
+	cachePath     string             // the cache file (--cache auto resolved, or the default of --stream), input.TempCache, or ""
+	cacheOptional bool               // the cache is the default of --stream (input.Config.Optional)
+	cacheWhy      string             // why the default cache of --stream is a temporary one
+	classes       [2]float32
 }
 
 // parseTrain parses the command line of cpm train and checks the flags
