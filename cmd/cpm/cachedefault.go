@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/polyhedral/cpm/input"
+	"github.com/polyhedral/cpm/reader"
 )
 
 // cacheNone is the --cache value that asks for no cache.
@@ -14,7 +15,7 @@ const cacheNone = "none"
 const cacheHelp = "binary row cache: a `file` (*.cpmcache), auto for TRAIN.cpmcache, temp for a temporary file removed at exit, or none. " +
 	"A cache is written by the first pass over TRAIN and read by the later passes instead of parsing TRAIN again; a file or auto cache is also read by later runs while it matches TRAIN's size, mtime and first 64 KiB. " +
 	"Default: none, except with --stream: TRAIN.cpmcache when TRAIN is a regular file whose directory takes it (kept only once training starts a second pass, so a run of one pass leaves none; " +
-	"never over a file that is not a cpm cache), else a temporary cache (standard input: its spill file; a shard set trained for at most one pass: none)"
+	"never over a file that is not a cpm cache), else a temporary cache (standard input: its spill file; a shard set trained for at most one pass, or a TRAIN that is a cache: none)"
 
 // resolveCache sets the cache of the run from --cache: the file, auto or
 // temp as given, none for no cache, and without the flag the default of
@@ -38,7 +39,8 @@ func (o *trainOptions) resolveCache() error {
 }
 
 // defaultCache is the cache of a streamed run without --cache, so that
-// passes after the first do not parse TRAIN again: TRAIN.cpmcache beside
+// passes after the first do not parse TRAIN again (none when TRAIN is a
+// cache itself): TRAIN.cpmcache beside
 // a regular file TRAIN, where checkOutputs allows it (a writable directory,
 // no file there that is not a cpm cache), put in place only once a second
 // pass starts; otherwise a temporary cache removed at exit, with why
@@ -64,6 +66,9 @@ func (o *trainOptions) defaultCache() (cache string, optional bool, why string) 
 	}
 	if fi, err := os.Stat(o.train); err != nil || !fi.Mode().IsRegular() {
 		return input.TempCache, true, fmt.Sprintf("%s is not a regular file", o.train)
+	}
+	if f, err := reader.DetectFormat(o.train); err == nil && f == reader.Cache {
+		return "", false, "" // TRAIN is a cache already
 	}
 	auto := o.train + ".cpmcache"
 	out := outputPath{flag: "--cache", path: auto, inputs: []string{o.train, o.test, o.valid.file, o.ckpt.init, o.ckpt.resume}, opts: cacheRules()}

@@ -74,7 +74,7 @@ func TestStreamDefaultCache(t *testing.T) {
 }
 
 // A streamed run that ends within its first pass leaves no cache, and
-// neither does in-memory training.
+// neither does in-memory training, nor a streamed run from a cache.
 func TestDefaultCacheNotForOnePass(t *testing.T) {
 	dir := t.TempDir()
 	src := copyHeart(t, dir, "d.libsvm")
@@ -87,6 +87,12 @@ func TestDefaultCacheNotForOnePass(t *testing.T) {
 		if got, want := dirNames(t, dir), []string{"d.libsvm", "m"}; !slices.Equal(got, want) {
 			t.Fatalf("train %q: %s holds %q, want %q", args, dir, got, want)
 		}
+	}
+	cache := filepath.Join(dir, "c.cpmcache")
+	mustRun(t, "convert", src, "-o", cache)
+	mustRun(t, "train", "-q", "--stream", "-t", cache, "-k", "3", "-i", "3000", "-o", m)
+	if got, want := dirNames(t, dir), []string{"c.cpmcache", "d.libsvm", "m"}; !slices.Equal(got, want) {
+		t.Fatalf("streamed from a cache: %s holds %q, want %q", dir, got, want)
 	}
 }
 
