@@ -51,6 +51,16 @@
 // cache instead of parsing the source. A stale or corrupt cache is
 // rebuilt. CacheStatus says which of these happened.
 //
+// Config.Cache TempCache is a cache in a temporary file instead (a new
+// directory in Config.SpillDir, removed by Close): it records no source,
+// serves only the passes of its run, and any input may have one.
+// Config.Optional makes the cache one the run can do without, as cpm's
+// default cache of --stream is: an error writing it, or putting it in
+// place, drops it (Stats.CacheDropped) and the passes go on reading the
+// source; and the cache the first pass completes is put in place only
+// when the second pass opens, so a run that ends within its first pass
+// leaves no cache file.
+//
 // Input.Passes gives the n polytopes of a run one sgd.Input: they share
 // each pass (package input/shared), so that the two polytopes of a
 // double-sided CPM parse the source once per pass, each holding at most a

@@ -22,6 +22,13 @@ import (
 // Config.BlockRows says otherwise.
 const DefaultBlockRows = 4096
 
+// TempCache is the Config.Cache of a cache in a temporary file: written
+// by the first pass in a new temporary directory in Config.SpillDir, read
+// by the later passes, and removed with its directory by Close, so that a
+// run leaves nothing behind. It records no source and so serves no other
+// run. Any input may have one; for standard input it is the spill.
+const TempCache = "temp"
+
 // ErrNoCache is wrapped by the error of Open, Load or CachePath asking a
 // cache of an input that cannot have one.
 var ErrNoCache = errors.New("no cache for this input")
@@ -31,9 +38,15 @@ var ErrNoCache = errors.New("no cache for this input")
 type Config struct {
 	// Cache is the row cache file: written by the first pass, read by
 	// later passes and later runs while it matches the source. "auto"
-	// is the path with ".cpmcache" appended (a file input only); ""
-	// means no cache.
+	// is the path with ".cpmcache" appended (a file input only);
+	// TempCache a temporary file removed by Close; "" means no cache.
 	Cache string
+	// Optional makes the cache one the run can do without: an error
+	// writing it drops the cache (Stats.CacheDropped says why) and the
+	// passes go on reading the source; and the cache the first pass
+	// writes is put in place only when a second pass opens, so a run that
+	// ends within its first pass leaves no cache file.
+	Optional bool
 	// Readers is the number of shard files of a shard set read in
 	// parallel. If 0, it defaults to shard.ReadConfig's default (2).
 	Readers int
@@ -57,7 +70,8 @@ type Input struct {
 	readers   int             // parallel readers of a shard set
 	blockRows int             // rows per block
 	opts      []reader.Option // the caller's options and the opener of kept files, for every reader and the cache
-	spillDir  string          // standard input: the temporary directory of the spill, removed by Close
+	spillDir  string          // standard input or TempCache: the temporary directory of the cache, removed by Close
+	optional  bool            // Config.Optional
 	spillMax  int64           // standard input: SpillLimit
 	stdinRead bool            // standard input: pass 1 was opened
 
@@ -69,6 +83,9 @@ type Input struct {
 	status     CacheStatus
 	cacheReady bool // the cache is complete and matches the source
 	cacheW     *rowcache.Writer
+	teeErr     func() error // Optional: the error that dropped the cache the first pass wrote, once it ended
+	pending    bool         // Optional: the first pass completed the cache, not yet put in place
+	dropped    error        // Optional: why the cache was dropped
 	passStart  time.Time
 	firstPass  time.Duration // wall time of pass 1 (read, parse, cache write)
 	cacheWrite time.Duration // time spent encoding and writing the cache
@@ -90,7 +107,7 @@ func Open(path string, cfg Config, opts ...reader.Option) (*Input, error) {
 	if cfg.Readers < 0 || cfg.BlockRows < 0 || cfg.SpillLimit < 0 {
 		return nil, fmt.Errorf("input: negative Config %+v", cfg)
 	}
-	if cfg.Cache != "" && path == "-" {
+	if cfg.Cache != "" && cfg.Cache != TempCache && path == "-" {
 		_, err := CachePath(path, cfg.Cache)
 		return nil, err
 	}
@@ -103,6 +120,7 @@ func Open(path string, cfg Config, opts ...reader.Option) (*Input, error) {
 		return nil, err
 	}
 	in := &Input{path: path, src: src, cache: cache, readers: cfg.Readers, blockRows: cmp.Or(cfg.BlockRows, DefaultBlockRows), pins: map[string]*pin{}}
+	in.optional = cfg.Optional && src.Kind != Stdin
 	in.opts = append(slices.Clip(opts), reader.WithOpener(in.open))
 	if src.Kind == Stdin {
 		if err := in.makeSpill(cfg); err != nil {
@@ -113,6 +131,13 @@ func Open(path string, cfg Config, opts ...reader.Option) (*Input, error) {
 	if err := in.pinSource(); err != nil {
 		in.Close()
 		return nil, err
+	}
+	if in.cache == TempCache {
+		if err := in.makeTemp(cfg); err != nil {
+			in.Close()
+			return nil, err
+		}
+		return in, nil
 	}
 	if in.cache == "" {
 		return in, nil
@@ -134,8 +159,8 @@ func Open(path string, cfg Config, opts ...reader.Option) (*Input, error) {
 // reports the error.
 func CachePath(path, cache string) (string, error) {
 	switch {
-	case cache == "":
-		return "", nil
+	case cache == "" || cache == TempCache:
+		return cache, nil
 	case path == "-":
 		return "", fmt.Errorf("%w: standard input is read once and cannot be checked against a cache; a cache needs a file", ErrNoCache)
 	}
@@ -161,8 +186,8 @@ func guessKind(path string) Kind {
 // cachePath is CachePath of a resolved source.
 func cachePath(src *Source, cache string) (string, error) {
 	switch {
-	case cache == "":
-		return "", nil
+	case cache == "" || cache == TempCache:
+		return cache, nil
 	case src.Kind == Stdin:
 		return CachePath("-", cache)
 	case cache == "auto" && src.Kind == ShardSet:
@@ -202,8 +227,12 @@ func (in *Input) checkCache() error {
 }
 
 // identity is the file whose size, time and head identify the source for
-// the cache: the input file, or a shard directory's manifest.
+// the cache: the input file, or a shard directory's manifest; "" for a
+// temporary cache (or the spill), which serves no other run.
 func (in *Input) identity() string {
+	if in.spillDir != "" {
+		return ""
+	}
 	if in.src.Kind == ShardSet {
 		return shardIdentity(in.path)
 	}
@@ -269,9 +298,16 @@ func (in *Input) checkPins() error {
 // ErrClosed is returned by OpenPass after Close.
 var ErrClosed = errors.New("input: closed")
 
-// Close closes the kept files. A pass opened before goes on reading its
-// own descriptors; OpenPass returns ErrClosed afterwards.
+// Close closes the kept files, discards an optional cache not yet put in
+// place and removes a temporary cache. A pass opened before goes on
+// reading its own descriptors; OpenPass returns ErrClosed afterwards.
 func (in *Input) Close() error {
+	in.mu.Lock()
+	if in.pending {
+		in.cacheW.Abort()
+		in.pending = false
+	}
+	in.mu.Unlock()
 	in.pinMu.Lock()
 	defer in.pinMu.Unlock()
 	in.closed = true
@@ -313,12 +349,15 @@ func (in *Input) OpenPass(k int) (reader.BlockReader, error) {
 	if err := in.checkPins(); err != nil {
 		return nil, err
 	}
+	if in.pending {
+		in.commitCache()
+	}
 	if in.cacheReady {
 		r, err := rowcache.Open(in.cache, in.blockRows, in.opts...)
 		if err != nil {
 			return nil, err
 		}
-		return &passEnd{BlockReader: r, in: in}, nil
+		return &passEnd{BlockReader: r, in: in, first: k == 1}, nil
 	}
 	src, err := in.openSource(k)
 	if err != nil {
@@ -333,7 +372,12 @@ func (in *Input) OpenPass(k int) (reader.BlockReader, error) {
 		return nil, err
 	}
 	in.cacheW = w
-	tee := rowcache.Tee(src, w)
+	var tee reader.BlockReader
+	if in.optional {
+		tee, in.teeErr = rowcache.TeeOptional(src, w)
+	} else {
+		tee = rowcache.Tee(src, w)
+	}
 	if in.src.Kind == Stdin {
 		tee = &spillCheck{BlockReader: tee, w: w, file: in.cache, limit: in.spillMax}
 	}
@@ -382,12 +426,44 @@ func (in *Input) endPass(first, cache bool) error {
 	if !cache {
 		return nil
 	}
+	in.cacheWrite = time.Duration(in.cacheW.Seconds() * float64(time.Second))
+	if in.optional {
+		if err := in.teeErr(); err != nil {
+			in.dropCache(err)
+		} else {
+			in.pending = true // put in place by the second pass
+		}
+		return nil
+	}
 	if err := in.pinFile(in.cache); err != nil {
 		return err
 	}
 	in.cacheReady, in.cacheBuilt = true, true
-	in.cacheWrite = time.Duration(in.cacheW.Seconds() * float64(time.Second))
 	return nil
+}
+
+// commitCache puts in place the optional cache the first pass completed,
+// as the second pass opens, and keeps it; if that fails the cache is
+// dropped and the passes go on reading the source. The caller holds
+// in.mu.
+func (in *Input) commitCache() {
+	in.pending = false
+	err := in.cacheW.Close()
+	if err == nil {
+		err = in.pinFile(in.cache)
+	}
+	if err != nil {
+		in.dropCache(err)
+		return
+	}
+	in.cacheReady, in.cacheBuilt = true, true
+}
+
+// dropCache gives up the optional cache for the reason err. The caller
+// holds in.mu.
+func (in *Input) dropCache(err error) {
+	in.cacheW.Abort()
+	in.cache, in.dropped = "", fmt.Errorf("cache %s dropped, reading the source on every pass: %w", in.status.Path, err)
 }
 
 // Load reads the whole input into memory: from the cache when it matches

@@ -64,9 +64,10 @@ const (
 	CacheNew                   // there is no cache file yet: the first pass writes it
 	CacheStale                 // the cache is stale or corrupt: the first pass rewrites it
 	CacheSpill                 // standard input: the first pass keeps its rows in a temporary spill file for the later passes
+	CacheTemp                  // TempCache: the first pass writes a temporary cache for the later passes
 )
 
-var cacheUseNames = [...]string{"none", "hit", "new", "stale", "spill"}
+var cacheUseNames = [...]string{"none", "hit", "new", "stale", "spill", "temp"}
 
 func (u CacheUse) String() string {
 	if u < 0 || int(u) >= len(cacheUseNames) {
@@ -92,18 +93,21 @@ func (in *Input) Cache() CacheStatus {
 // Stats splits the time of streamed training between reading and
 // training.
 type Stats struct {
-	FirstPass   time.Duration   // wall time of pass 1 (read, parse, cache write); 0 until it ends
-	CacheWrite  time.Duration   // of FirstPass, the time spent encoding and writing the cache
-	CacheBuilt  bool            // the first pass completed the cache
-	CacheReused bool            // the passes read a cache that an earlier run wrote
-	Wait        []time.Duration // per polytope of Passes: time blocked waiting for rows
+	FirstPass   time.Duration // wall time of pass 1 (read, parse, cache write); 0 until it ends
+	CacheWrite  time.Duration // of FirstPass, the time spent encoding and writing the cache
+	CacheBuilt  bool          // the first pass completed the cache
+	CacheReused bool          // the passes read a cache that an earlier run wrote
+	// CacheDropped, with Config.Optional, says why the cache was given
+	// up (an error writing it, or putting it in place); nil otherwise.
+	CacheDropped error
+	Wait         []time.Duration // per polytope of Passes: time blocked waiting for rows
 }
 
 // Stats returns the figures of the passes so far.
 func (in *Input) Stats() Stats {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	s := Stats{FirstPass: in.firstPass, CacheWrite: in.cacheWrite, CacheBuilt: in.cacheBuilt, CacheReused: in.status.Use == CacheHit}
+	s := Stats{FirstPass: in.firstPass, CacheWrite: in.cacheWrite, CacheBuilt: in.cacheBuilt, CacheReused: in.status.Use == CacheHit, CacheDropped: in.dropped}
 	for i := range in.waits {
 		s.Wait = append(s.Wait, time.Duration(in.waits[i].Load()))
 	}

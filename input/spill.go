@@ -38,6 +38,22 @@ func (in *Input) makeSpill(cfg Config) error {
 	return nil
 }
 
+// tempName is the file name of a TempCache in its temporary directory.
+const tempName = "rows.cpmcache"
+
+// makeTemp creates the temporary directory of a TempCache and sets the
+// cache to the file in it.
+func (in *Input) makeTemp(cfg Config) error {
+	dir, err := os.MkdirTemp(cfg.SpillDir, "cpm-cache-")
+	if err != nil {
+		return fmt.Errorf("a temporary cache: %w", err)
+	}
+	in.spillDir = dir
+	in.cache = filepath.Join(dir, tempName)
+	in.status = CacheStatus{Path: in.cache, Use: CacheTemp}
+	return nil
+}
+
 // spillCheck is the first pass over standard input: it fails the pass once
 // the spill file holds more than limit bytes (0: no limit), counted as
 // they reach the file (so to within the cache writer's buffer of 1 MiB

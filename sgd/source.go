@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/polyhedral/cpm/internal/rng"
 	"github.com/polyhedral/cpm/sparsevec"
@@ -185,6 +184,9 @@ type streamSource struct {
 	blkRow  int
 	buffer  int
 	pending []entry
+	slotOf  []int32  // per pending row: its place in arena order (stream_order.go)
+	order   []int32  // the arena's rows in arena order: index into pending, or -1 once taken
+	spare   []entry  // compact's scratch
 	idx     []uint32 // arena
 	val     []float32
 	live    int // nonzeros of pending rows in the arena
@@ -211,20 +213,6 @@ func newStreamSource(open func() (Blocks, error), buffer int, seed, stream uint6
 	}
 	s.cur = b
 	return s, nil
-}
-
-// compact moves the pending rows to the front of the arena, in arena order.
-func (s *streamSource) compact() {
-	slices.SortFunc(s.pending, func(a, b entry) int { return a.off - b.off })
-	w := 0
-	for i := range s.pending {
-		e := &s.pending[i]
-		copy(s.idx[w:], s.idx[e.off:e.off+e.n])
-		copy(s.val[w:], s.val[e.off:e.off+e.n])
-		e.off = w
-		w += e.n
-	}
-	s.idx, s.val = s.idx[:w], s.val[:w]
 }
 
 // fill copies rows from the stream until the buffer is full or the pass
@@ -257,7 +245,7 @@ func (s *streamSource) fill() error {
 		if len(s.idx)+len(x.Idx) > cap(s.idx) && 3*(len(s.idx)-s.live) >= cap(s.idx) {
 			s.compact()
 		}
-		s.pending = append(s.pending, entry{off: len(s.idx), n: len(x.Idx), label: s.blk.Labels[s.blkRow], id: s.next})
+		s.push(entry{off: len(s.idx), n: len(x.Idx), label: s.blk.Labels[s.blkRow], id: s.next})
 		s.idx = append(s.idx, x.Idx...)
 		s.val = append(s.val, x.Val...)
 		s.live += len(x.Idx)
@@ -300,9 +288,7 @@ func (s *streamSource) Next() (sparsevec.Vector, float32, int, error) {
 	if k < 0 || k >= len(s.pending) {
 		k = randIndex(s.rng, len(s.pending))
 	}
-	e := s.pending[k]
-	s.pending[k] = s.pending[len(s.pending)-1]
-	s.pending = s.pending[:len(s.pending)-1]
+	e := s.take(k)
 	s.live -= e.n
 	s.done++
 	// Draw the next step's row now, among the rows held after this one

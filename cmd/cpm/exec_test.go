@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -21,7 +26,28 @@ func TestMain(m *testing.M) {
 	if os.Getenv(execMainEnv) == "1" {
 		main() // exits
 	}
-	os.Exit(m.Run())
+	before := testdataCaches()
+	code := m.Run()
+	for _, p := range testdataCaches() {
+		if !slices.Contains(before, p) {
+			fmt.Fprintf(os.Stderr, "a test left row cache %s in testdata: a --stream test needs --cache none, or a copy of the data\n", p)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// testdataCaches lists the row caches under the repository's testdata,
+// which the default cache of --stream writes beside a file it trains on.
+func testdataCaches() []string {
+	var found []string
+	filepath.WalkDir("../../testdata", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".cpmcache") {
+			found = append(found, p)
+		}
+		return nil
+	})
+	return found
 }
 
 // cpmCommand returns the command running cpm with args in a process of

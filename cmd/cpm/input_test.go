@@ -33,7 +33,7 @@ func TestStreamCacheGivesSameModel(t *testing.T) {
 				return b
 			}
 			cache := filepath.Join(dir, name+".cpmcache")
-			plain := train()
+			plain := train("--cache", "none")
 			built := train("--cache", cache)
 			if _, err := os.Stat(cache); err != nil {
 				t.Fatalf("no cache after training: %v", err)

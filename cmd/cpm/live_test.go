@@ -113,7 +113,10 @@ var trainModes = []trainMode{
 		return []string{"-t", dataFor(d, s)}
 	}},
 	{name: "stream", sides: []string{"single", "double"}, args: func(d liveData, s string) []string {
-		return []string{"--stream", "--buffer", "4096", "-t", d.bin}
+		return []string{"--stream", "--buffer", "4096", "--cache", "none", "-t", d.bin}
+	}},
+	{name: "default-cache", sides: []string{"single", "double"}, args: func(d liveData, s string) []string {
+		return []string{"--stream", "--buffer", "4096", "-t", d.bin} // bin.libsvm.cpmcache
 	}},
 	{name: "shards", sides: []string{"single", "double"}, args: func(d liveData, s string) []string {
 		return []string{"--stream", "--buffer", "4096", "-t", d.shards}
@@ -309,9 +312,10 @@ func TestCancelAtRandomMoments(t *testing.T) {
 			})
 		}
 	}
-	// The cache of the cache mode is built, or not, under its name only.
+	// The caches of the cache modes are built, or not, under their names
+	// only.
 	for _, name := range listDir(t, d.dir) {
-		if !slices.Contains([]string{"bin.libsvm", "multi.libsvm", "shards", "ref.model", "bin.cpmcache"}, name) {
+		if !slices.Contains([]string{"bin.libsvm", "multi.libsvm", "shards", "ref.model", "bin.cpmcache", "bin.libsvm.cpmcache"}, name) {
 			t.Errorf("left %s in the data directory", name)
 		}
 	}

@@ -93,7 +93,7 @@ func readBytes(t *testing.T, path string) []byte {
 func TestTrainFromDirectoryAndGlob(t *testing.T) {
 	dir := partsDir(t)
 	out := t.TempDir()
-	for _, mode := range [][]string{nil, {"--stream", "--buffer", "64"}} {
+	for _, mode := range [][]string{nil, {"--stream", "--buffer", "64", "--cache", "none"}} {
 		train := func(data, name string) ([]byte, string) {
 			p := filepath.Join(out, name)
 			args := append([]string{"train", "-k", "3", "-i", "4000", "--seed", "5", "-t", data, "-o", p}, mode...)
@@ -232,7 +232,7 @@ func TestPipes(t *testing.T) {
 	for _, extra := range [][]string{nil, {"--double-sided"}} {
 		args := append([]string{"train", "--stream", "--buffer", "64", "-k", "3", "-i", "4000", "--seed", "9"}, extra...)
 		fileModel := filepath.Join(out, "file.model")
-		mustRun(t, append(args, "-q", "-t", heart, "-o", fileModel)...)
+		mustRun(t, append(args, "-q", "--cache", "none", "-t", heart, "-o", fileModel)...)
 		r = cpmProcess(t, bytes.NewReader(readBytes(t, heart)), append(args, "-t", "-", "-o", "-")...)
 		if r.code != 0 {
 			t.Fatalf("cat f | cpm train --stream -t - -o -: exit %d: %s", r.code, r.stderr)

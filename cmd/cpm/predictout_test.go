@@ -464,7 +464,7 @@ func TestTrainCalibrate(t *testing.T) {
 		t.Errorf("--calibrate-on stderr:\n%s", errs)
 	}
 	// --stream trains on the rows as they pass; --calibrate-on still applies.
-	_, out, errs = cpm(t, "train", "--stream", "-t", ionosphere, "-k", "3", "-i", "20000", "--calibrate-on", ionosphere, "-c", ionosphere)
+	_, out, errs = cpm(t, "train", "--stream", "--cache", "none", "-t", ionosphere, "-k", "3", "-i", "20000", "--calibrate-on", ionosphere, "-c", ionosphere)
 	if !strings.Contains(errs, "fitted on 351 rows") || !strings.Contains(out, "test log-loss") {
 		t.Errorf("--stream --calibrate-on:\n%s\n%s", errs, out)
 	}

@@ -60,13 +60,15 @@ type trainOptions struct {
 	nats         *natsFlags
 
 	// Set by validate.
-	spec      learner.Spec
-	cpm       *learner.CPMConfig // the CPM settings of spec (a scratch value for other learners)
-	ks        []int              // -k: one K, or the list to choose from
-	seed      uint64             // --seed
-	describe  string             // the learner, for log lines
-	cachePath string             // the cache file (--cache auto resolved), or ""
-	classes   [2]float32
+	spec          learner.Spec
+	cpm           *learner.CPMConfig // the CPM settings of spec (a scratch value for other learners)
+	ks            []int              // -k: one K, or the list to choose from
+	seed          uint64             // --seed
+	describe      string             // the learner, for log lines
+	cachePath     string             // the cache file (--cache auto resolved, or the default of --stream), input.TempCache, or ""
+	cacheOptional bool               // the cache is the default of --stream (input.Config.Optional)
+	cacheWhy      string             // why the default cache of --stream is a temporary one
+	classes       [2]float32
 }
 
 // parseTrain parses the command line of cpm train and checks the flags
@@ -82,7 +84,7 @@ func parseTrain(args []string, stderr io.Writer) (*trainOptions, error) {
 	fs.BoolVar(&o.quiet, "q", false, "quiet: no progress lines")
 	fs.BoolVar(&o.stream, "stream", false, "cpm: do not load the data into memory: repeated passes through a bounded shuffle buffer")
 	fs.IntVar(&o.buffer, "buffer", 1<<15, "with --stream: shuffle buffer size in `rows` (memory: about 2x the rows' nonzeros x 8 bytes)")
-	fs.StringVar(&o.cache, "cache", "", "binary row cache `file` (*.cpmcache), or auto for TRAIN.cpmcache: written by the first read of TRAIN, read instead of TRAIN while it matches TRAIN's size, mtime and first 64 KiB")
+	fs.StringVar(&o.cache, "cache", "", cacheHelp)
 	fs.IntVar(&o.readers, "readers", 2, "with --stream and a shard set: parallel shard `readers`")
 	fs.StringVar(&o.jsonOut, "json", "", "write metrics as JSON to `file`")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of training to `file` (go tool pprof)")
@@ -249,11 +251,9 @@ func (o *trainOptions) setLearner() error {
 // validateInput checks -t against --stream and --cache and sets the cache
 // file and, for a streamed run, the two classes [outer, inner].
 func (o *trainOptions) validateInput() error {
-	cache, err := input.CachePath(o.train, o.cache)
-	if err != nil {
-		return usagef("--cache %s: %w", o.cache, err)
+	if err := o.resolveCache(); err != nil {
+		return err
 	}
-	o.cachePath = cache
 	if !o.stream {
 		return nil
 	}
@@ -273,7 +273,11 @@ func (o *trainOptions) validateInput() error {
 // checkFiles checks, before train reads or trains anything, that its
 // input files exist and that its outputs may be written (checkTrainFiles).
 func (o *trainOptions) checkFiles() error {
-	return checkTrainFiles(o.train, o.test, o.valid.file, o.ckpt, o.cachePath, []outputPath{
+	cache := o.cachePath
+	if cache == input.TempCache {
+		cache = ""
+	}
+	return checkTrainFiles(o.train, o.test, o.valid.file, o.ckpt, cache, []outputPath{
 		{flag: "-o", path: o.modelOut, stdout: true},
 		{flag: "-s", path: o.scoresOut, stdout: true},
 		{flag: "--json", path: o.jsonOut, stdout: true},

@@ -87,7 +87,7 @@ func (o *trainOptions) trainStream(ctx context.Context, stderr io.Writer, met *t
 	if !o.quiet {
 		noteData(stderr, "-t", o.train, o.lim.opts(ctx))
 	}
-	in, err := input.Open(o.train, input.Config{Cache: o.cachePath, Readers: o.readers, SpillLimit: int64(o.spillLimit.v)}, o.lim.opts(ctx)...)
+	in, err := input.Open(o.train, input.Config{Cache: o.cachePath, Optional: o.cacheOptional, Readers: o.readers, SpillLimit: int64(o.spillLimit.v)}, o.lim.opts(ctx)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -249,7 +249,17 @@ func (o *trainOptions) noteCache(stderr io.Writer, c input.CacheStatus) {
 	case input.CacheHit:
 		fmt.Fprintf(stderr, "reading rows from cache %s\n", c.Path)
 	case input.CacheNew:
+		if o.cacheOptional {
+			fmt.Fprintf(stderr, "the first pass writes cache %s, kept for the later passes and runs once a second pass starts (--cache none: no cache)\n", c.Path)
+			break
+		}
 		fmt.Fprintf(stderr, "the first pass writes cache %s\n", c.Path)
+	case input.CacheTemp:
+		why := ""
+		if o.cacheWhy != "" {
+			why = " (" + o.cacheWhy + ")"
+		}
+		fmt.Fprintf(stderr, "the first pass writes temporary cache %s for the later passes, removed at exit%s; --cache FILE keeps one, --cache none writes none\n", c.Path, why)
 	case input.CacheStale:
 		fmt.Fprintf(stderr, "rebuilding cache: %v\n", c.Reason)
 	case input.CacheSpill:

@@ -78,6 +78,7 @@ type inputMetrics struct {
 	CacheBuilt        bool      `json:"cache_built,omitempty"`
 	CacheReused       bool      `json:"cache_reused,omitempty"`
 	CacheWriteSeconds float64   `json:"cache_write_seconds,omitempty"`
+	CacheDropped      string    `json:"cache_dropped,omitempty"` // why the default cache was given up
 	FirstPassSeconds  float64   `json:"first_pass_seconds,omitempty"`
 	WaitSeconds       []float64 `json:"read_wait_seconds"` // per polytope: blocked waiting for rows
 	SGDSeconds        []float64 `json:"sgd_seconds"`       // per polytope: training minus waiting
@@ -89,6 +90,9 @@ func newInputMetrics(in *input.Input, trainSeconds float64) *inputMetrics {
 	s := in.Stats()
 	m := &inputMetrics{Cache: in.Cache().Path, CacheBuilt: s.CacheBuilt, CacheReused: s.CacheReused,
 		CacheWriteSeconds: s.CacheWrite.Seconds(), FirstPassSeconds: s.FirstPass.Seconds()}
+	if s.CacheDropped != nil {
+		m.CacheDropped = s.CacheDropped.Error()
+	}
 	for _, w := range s.Wait {
 		m.WaitSeconds = append(m.WaitSeconds, w.Seconds())
 		m.SGDSeconds = append(m.SGDSeconds, max(trainSeconds-w.Seconds(), 0))
@@ -109,6 +113,9 @@ func (m *inputMetrics) print(w io.Writer) {
 	}
 	if m.CacheReused {
 		fmt.Fprintf(w, " from the cache")
+	}
+	if m.CacheDropped != "" {
+		fmt.Fprintf(w, "; %s", m.CacheDropped)
 	}
 	for i := range m.WaitSeconds {
 		fmt.Fprintf(w, "; polytope %d waited %.1fs for rows, stepped %.1fs", i, m.WaitSeconds[i], m.SGDSeconds[i])

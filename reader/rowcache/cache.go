@@ -535,9 +535,38 @@ func openCache(path string, maxIndex uint32, open func(string) (*os.File, error)
 		done: make(chan struct{}),
 	}
 	for range core.StreamBlocks {
-		r.pool <- new(sparsevec.CSR)
+		b, _ := blockPool.Get().(*sparsevec.CSR)
+		if b == nil {
+			b = new(sparsevec.CSR)
+		}
+		r.pool <- b
 	}
 	return r, nil
+}
+
+// blockPool keeps the blocks of closed cache readers, with their arrays,
+// for the next reader: a training run opens one per pass, and blocks
+// decoded into arrays of the right size already skip the allocation and
+// zeroing of a few megabytes per pass.
+var blockPool sync.Pool
+
+// recycle puts the blocks that neither the caller nor the producer holds
+// any more into blockPool; it runs once the producer has ended.
+func (r *cacheReader) recycle() {
+	for {
+		select {
+		case b := <-r.pool:
+			blockPool.Put(b)
+		case b, ok := <-r.out:
+			if !ok {
+				r.out = nil // closed: stop selecting it
+				continue
+			}
+			blockPool.Put(b)
+		default:
+			return
+		}
+	}
 }
 
 func (r *cacheReader) produce() {
@@ -722,7 +751,15 @@ func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32
 	var top uint64
 	for r := range rows {
 		prev := uint64(0)
-		for j := blk.Ptr[r]; j < blk.Ptr[r+1]; j++ {
+		for j, hi := blk.Ptr[r], blk.Ptr[r+1]; ; {
+			k, last := smallGaps(idx[j:hi], p[i:], prev)
+			j, i, prev = j+k, i+k, last
+			if prev > uint64(maxIdx) {
+				return "index gap of 0 or an index above the block's maximum"
+			}
+			if j == hi {
+				break
+			}
 			if i >= len(p) {
 				return "payload too short for its indices"
 			}
@@ -736,6 +773,7 @@ func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32
 				return "index gap of 0 or an index above the block's maximum"
 			}
 			idx[j] = uint32(prev)
+			j++
 		}
 		top = max(top, prev)
 	}
@@ -767,11 +805,15 @@ func decodeCacheBlock(blk *sparsevec.CSR, p []byte, rows, nnz int, maxIdx uint32
 			}
 		}
 		codes := p[i+4*dictLen:]
-		for j, c := range codes[:nnz] {
-			if int(c) >= dictLen {
-				return "value code beyond the dictionary"
-			}
-			val[j] = dict[c]
+		codes = codes[:nnz]
+		val = val[:len(codes)]
+		var top uint8
+		for j, c := range codes {
+			val[j] = dict[c] // entries from dictLen on are 0, refused below
+			top = max(top, c)
+		}
+		if nnz > 0 && int(top) >= dictLen {
+			return "value code beyond the dictionary"
 		}
 	} else {
 		if len(p)-i != 4*nnz {
@@ -818,6 +860,25 @@ func decodeQids(dst []int64, p []byte, start, rows int) ([]int64, string) {
 		return dst, "payload size does not match its query ids"
 	}
 	return dst, ""
+}
+
+// smallGaps decodes the leading index gaps of a row that are one-byte
+// varints of 1 to 127, the common case, with one test per byte: from
+// prev, the index before them, it sets idx[k] to prev plus the gaps
+// p[0..k], stopping at the end of idx or p or at a byte that is 0 or has
+// its top bit set. It returns how many gaps it decoded and the last index
+// (prev if none).
+func smallGaps(idx []uint32, p []byte, prev uint64) (int, uint64) {
+	n := min(len(idx), len(p))
+	idx, p = idx[:n], p[:n]
+	for k, b := range p {
+		if b-1 >= 0x7f { // b == 0 wraps to 255
+			return k, prev
+		}
+		prev += uint64(b)
+		idx[k] = uint32(prev)
+	}
+	return n, prev
 }
 
 // uvarintAt decodes the varint at p[i] (i < len(p)) and returns it with
@@ -884,6 +945,7 @@ func (r *cacheReader) Close() error {
 		r.closed.Store(true)
 		close(r.stop)
 		<-r.done
+		r.recycle()
 		r.closeErr = r.f.Close()
 	})
 	return r.closeErr
@@ -910,6 +972,20 @@ func Tee(src core.BlockReader, w *Writer) core.BlockReader {
 	return t
 }
 
+// TeeOptional is Tee for a cache the pass can do without and whose
+// caller decides when to put it in place. An error of w aborts w and stops
+// the writes, but not the pass: src's blocks go on being handed out. At
+// the end of src the writes are finished but w is left open: the caller
+// then closes w to put the cache in place, or aborts it. Closing the
+// reader before the end aborts w. The function returned reports, once the
+// reader has returned io.EOF, nil if every block reached w, or the error
+// that made the tee abort it.
+func TeeOptional(src core.BlockReader, w *Writer) (core.BlockReader, func() error) {
+	t := Tee(src, w).(*teeCache)
+	t.optional = true
+	return t, func() error { return t.werr }
+}
+
 // teeInflight bounds the blocks handed to the writer and not yet written,
 // so that work and written never fill.
 const teeInflight = 2 * core.StreamBlocks
@@ -923,6 +999,8 @@ type teeCache struct {
 	writing  []*sparsevec.CSR // ... and not yet written
 	err      error            // sticky
 	finished bool             // w closed or aborted by Next
+	optional bool             // TeeOptional
+	complete bool             // optional: src ended with every block in w, left open
 
 	werr error // the writer's error, as reported with a block
 
@@ -999,7 +1077,10 @@ func (t *teeCache) Next() (*sparsevec.CSR, error) {
 	}
 	t.collect(len(t.writing) >= teeInflight)
 	if t.werr != nil && !t.finished {
-		return nil, t.fail(fmt.Errorf("writing the cache: %w", t.werr))
+		if !t.optional {
+			return nil, t.fail(fmt.Errorf("writing the cache: %w", t.werr))
+		}
+		t.stopWriter() // the writer has aborted w; the pass goes on
 	}
 	for {
 		b, err := t.src.Next()
@@ -1028,10 +1109,11 @@ func (t *teeCache) Next() (*sparsevec.CSR, error) {
 // finish ends the writes at the end of src and closes w: io.EOF, or the
 // error that kept the cache from being written.
 func (t *teeCache) finish() error {
-	t.finished = true
-	close(t.work)
-	<-t.exited
-	t.collect(false)
+	t.stopWriter()
+	if t.optional {
+		t.complete = t.werr == nil
+		return t.setErr(io.EOF)
+	}
 	if t.werr != nil {
 		return t.setErr(fmt.Errorf("writing the cache: %w", t.werr))
 	}
@@ -1041,13 +1123,22 @@ func (t *teeCache) finish() error {
 	return t.setErr(io.EOF)
 }
 
+// stopWriter ends the writer goroutine once it has written (or passed
+// back) every block handed to it.
+func (t *teeCache) stopWriter() {
+	if t.finished {
+		return
+	}
+	t.finished = true
+	close(t.work)
+	<-t.exited
+	t.collect(false)
+}
+
 // fail stops the writer, aborts w and makes err sticky.
 func (t *teeCache) fail(err error) error {
 	if !t.finished {
-		t.finished = true
-		close(t.work)
-		<-t.exited
-		t.collect(false)
+		t.stopWriter()
 		t.w.Abort()
 	}
 	return t.setErr(err)
@@ -1071,7 +1162,9 @@ func (t *teeCache) Close() error {
 	t.once.Do(func() {
 		close(t.quit)
 		<-t.exited
-		t.w.Abort() // a no-op after Close or after the writer's own Abort
+		if !t.complete {
+			t.w.Abort() // a no-op after Close or after the writer's own Abort
+		}
 		t.cerr = t.src.Close()
 	})
 	return t.cerr
