@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/polyhedral/cpm/internal/atomicfile"
+	"github.com/polyhedral/cpm/internal/cputime"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/reader/internal/readertest"
@@ -565,7 +566,7 @@ func BenchmarkCacheRead(b *testing.B) {
 	}
 	path := filepath.Join(b.TempDir(), "b.cpmcache")
 	writeCache(b, path, src, blocksOf(m, reader.DefaultBatchRows))
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	b.ResetTimer()
 	for b.Loop() {
 		r, err := rowcache.Open(path, 0)
@@ -585,5 +586,5 @@ func BenchmarkCacheRead(b *testing.B) {
 		r.Close()
 	}
 	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(m.NNZ()), "ns/nnz")
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/float64(m.NNZ()), "cpu-ns/nnz")
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N)/float64(m.NNZ()), "cpu-ns/nnz")
 }
