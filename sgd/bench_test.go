@@ -72,7 +72,7 @@ func BenchmarkStepK(b *testing.B) {
 			cfg, _ := Config{K: k, Iterations: 10_000_000}.withDefaults()
 			p, _ := newPolytope(cfg, data.Dim)
 			p.asg.Reserve(data.Rows())
-			src, _ := newMemorySource(data, nil, 1, 1, false)
+			src, _ := newMemorySource(sparsevec.Pack(data, nil, 0), nil, 1, 1, false)
 			for range 200_000 {
 				x, y, id, _ := src.Next()
 				p.Step(x, y == 1, id)
