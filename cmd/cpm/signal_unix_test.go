@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -119,6 +120,7 @@ func TestSecondSignalExits(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	waitFIFOOpen(cmd.Process.Pid, 30*time.Second)
 	for i := range 2 {
 		select {
 		case err := <-done:
@@ -141,5 +143,23 @@ func TestSecondSignalExits(t *testing.T) {
 	}
 	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("%s is not a FIFO any more (%v)", fifo, err)
+	}
+}
+
+// waitFIFOOpen waits until a thread of process pid sleeps in the kernel
+// opening a FIFO that has no reader (wchan wait_for_partner), or until
+// limit passes, or at once where /proc does not say: on a loaded machine
+// loading and training can take longer than any fixed pause.
+func waitFIFOOpen(pid int, limit time.Duration) {
+	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
+		if err != nil || len(tasks) == 0 {
+			return
+		}
+		for _, f := range tasks {
+			if b, err := os.ReadFile(f); err == nil && string(b) == "wait_for_partner" {
+				return
+			}
+		}
 	}
 }
