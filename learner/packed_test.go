@@ -72,7 +72,7 @@ func TestTrainPackedMatchesTrain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, rep, err := TrainPacked(context.Background(), s, packerOf(c.data, s.Packing()))
+			got, rep, err := TrainPacked(context.Background(), s, packerOf(c.data, s.Packing()), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func TestTrainPackedMatchesTrain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got2, _, err := TrainPacked(context.Background(), ws, packerOf(c.data, ws.Packing()))
+			got2, _, err := TrainPacked(context.Background(), ws, packerOf(c.data, ws.Packing()), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +109,7 @@ func TestTrainPackedRefuses(t *testing.T) {
 		if s.Packable() {
 			t.Errorf("%+v is Packable", s)
 		}
-		if _, _, err := TrainPacked(context.Background(), s, sparsevec.NewPacker(0)); err == nil {
+		if _, _, err := TrainPacked(context.Background(), s, sparsevec.NewPacker(0), nil); err == nil {
 			t.Errorf("TrainPacked of %+v did not fail", s)
 		}
 	}
