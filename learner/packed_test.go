@@ -3,6 +3,7 @@ package learner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/polyhedral/cpm/learner/learnertest"
@@ -112,5 +113,25 @@ func TestTrainPackedRefuses(t *testing.T) {
 		if _, _, err := TrainPacked(context.Background(), s, sparsevec.NewPacker(0), nil); err == nil {
 			t.Errorf("TrainPacked of %+v did not fail", s)
 		}
+	}
+}
+
+// The visit of TrainPacked sees every training row once, and its error is
+// TrainPacked's.
+func TestTrainPackedVisit(t *testing.T) {
+	data := learnertest.MNISTLike(300)
+	s := Spec{Config: &CPMConfig{Config: sgd.Config{K: 2, Iterations: 500, C: 1, Seed: 1}}}
+	rows := -1
+	_, _, err := TrainPacked(context.Background(), s, packerOf(data, 0), func(m *model.Model, p *sparsevec.Packed) error {
+		rows = p.Rows()
+		return nil
+	})
+	if err != nil || rows != data.Rows() {
+		t.Fatalf("visit saw %d rows of %d (%v)", rows, data.Rows(), err)
+	}
+	stop := errors.New("stop")
+	m, _, err := TrainPacked(context.Background(), s, packerOf(data, 0), func(*model.Model, *sparsevec.Packed) error { return stop })
+	if !errors.Is(err, stop) || m != nil {
+		t.Fatalf("visit error: got %v, model %v", err, m != nil)
 	}
 }
