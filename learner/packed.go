@@ -43,7 +43,15 @@ func (s Spec) Packing() sparsevec.Packing {
 // copy in the Packer's memory (sgd.TrainPacked), so that a run holds about
 // one copy of the rows. The model is byte for byte Train's on the same
 // rows as a CSR. rows is empty afterwards.
-func TrainPacked(ctx context.Context, s Spec, rows *sparsevec.Packer) (*model.Model, *Report, error) {
+//
+// visit, if not nil, is a pass over the trained rows before they are
+// released (sgd.TrainPacked). It gets the model without its scaling: the
+// packed rows are scaled already, and scaling the packed rows again is
+// what the returned model would do; a predictor of the model it gets
+// (NewPredictor) scores a packed row as the returned model's scores the
+// raw row, bit for bit (the predictor applies the scaling as
+// scale.Scaler.AppendRow, as the Apply that scaled the rows does).
+func TrainPacked(ctx context.Context, s Spec, rows *sparsevec.Packer, visit sgd.PackedVisit) (*model.Model, *Report, error) {
 	start := time.Now()
 	if !s.Packable() {
 		return nil, nil, errors.New("learner: TrainPacked trains a CPM without feature hashing, checkpoints or a Runner")
@@ -64,7 +72,7 @@ func TrainPacked(ctx context.Context, s Spec, rows *sparsevec.Packer) (*model.Mo
 	if c.OvO && s.Label != nil {
 		return nil, nil, fmt.Errorf("learner: an outer label does not apply to one-vs-one training")
 	}
-	m, r, err := sgd.TrainPacked(ctx, c.Config, rows, s.Label, c.OvO)
+	m, r, err := sgd.TrainPacked(ctx, c.Config, rows, s.Label, c.OvO, visit)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,6 +3,7 @@ package learner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/polyhedral/cpm/learner/learnertest"
@@ -72,7 +73,7 @@ func TestTrainPackedMatchesTrain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, rep, err := TrainPacked(context.Background(), s, packerOf(c.data, s.Packing()))
+			got, rep, err := TrainPacked(context.Background(), s, packerOf(c.data, s.Packing()), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +89,7 @@ func TestTrainPackedMatchesTrain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got2, _, err := TrainPacked(context.Background(), ws, packerOf(c.data, ws.Packing()))
+			got2, _, err := TrainPacked(context.Background(), ws, packerOf(c.data, ws.Packing()), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,8 +110,28 @@ func TestTrainPackedRefuses(t *testing.T) {
 		if s.Packable() {
 			t.Errorf("%+v is Packable", s)
 		}
-		if _, _, err := TrainPacked(context.Background(), s, sparsevec.NewPacker(0)); err == nil {
+		if _, _, err := TrainPacked(context.Background(), s, sparsevec.NewPacker(0), nil); err == nil {
 			t.Errorf("TrainPacked of %+v did not fail", s)
 		}
+	}
+}
+
+// The visit of TrainPacked sees every training row once, and its error is
+// TrainPacked's.
+func TestTrainPackedVisit(t *testing.T) {
+	data := learnertest.MNISTLike(300)
+	s := Spec{Config: &CPMConfig{Config: sgd.Config{K: 2, Iterations: 500, C: 1, Seed: 1}}}
+	rows := -1
+	_, _, err := TrainPacked(context.Background(), s, packerOf(data, 0), func(m *model.Model, p *sparsevec.Packed) error {
+		rows = p.Rows()
+		return nil
+	})
+	if err != nil || rows != data.Rows() {
+		t.Fatalf("visit saw %d rows of %d (%v)", rows, data.Rows(), err)
+	}
+	stop := errors.New("stop")
+	m, _, err := TrainPacked(context.Background(), s, packerOf(data, 0), func(*model.Model, *sparsevec.Packed) error { return stop })
+	if !errors.Is(err, stop) || m != nil {
+		t.Fatalf("visit error: got %v, model %v", err, m != nil)
 	}
 }

@@ -99,7 +99,7 @@ func TestTrainPackedSameModel(t *testing.T) {
 				}
 				rows.Append(data.Permute(blk))
 			}
-			got, _, err := TrainPacked(context.Background(), c.cfg, rows, nil, c.ovo)
+			got, _, err := TrainPacked(context.Background(), c.cfg, rows, nil, c.ovo, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

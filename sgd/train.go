@@ -488,8 +488,11 @@ func binaryPlan(cfg Config, classes []float32, rows trainRows, fp *fingerprint) 
 // sparsevec.PackCompact). The steps, and so the model, are those of
 // Train and TrainOvO on the same rows as a CSR. rows is empty afterwards.
 // Checkpoints (cfg.Checkpoint) and cfg.Runner need the rows as a CSR and
-// are refused.
-func TrainPacked(ctx context.Context, cfg Config, rows *sparsevec.Packer, outer *float32, ovo bool) (*model.Model, *Report, error) {
+// are refused. visit, if not nil, is called once after training with the
+// model and the packed copy, before the copy is released: a pass over
+// the training rows (in the shuffled order) that costs no second copy;
+// its error is TrainPacked's.
+func TrainPacked(ctx context.Context, cfg Config, rows *sparsevec.Packer, outer *float32, ovo bool, visit PackedVisit) (*model.Model, *Report, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, nil, err
@@ -530,8 +533,19 @@ func TrainPacked(ctx context.Context, cfg Config, rows *sparsevec.Packer, outer 
 	} else {
 		p = binaryPlan(cfg, classes, shuffled, nil)
 	}
-	return p.train(ctx)
+	m, r, err := p.train(ctx)
+	if err == nil && visit != nil {
+		err = visit(m, shuffled.data)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, r, nil
 }
+
+// PackedVisit is a pass of TrainPacked's caller over the trained model m
+// and its training rows, packed in the run's shuffled order.
+type PackedVisit func(m *model.Model, rows *sparsevec.Packed) error
 
 // trainRows is the training data of the polytopes of an in-memory run:
 // packed in the one shuffled order, or, with a Runner (no polytope trains

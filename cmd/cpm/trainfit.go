@@ -136,12 +136,7 @@ func (o *trainOptions) trainInMemory(ctx context.Context, stderr io.Writer, met 
 	if data.Rows() == 0 {
 		return nil, nil, fmt.Errorf("%s: %w to train on", o.train, sgd.ErrNoRows)
 	}
-	met.LoadSeconds = time.Since(start).Seconds()
-	met.Rows, met.NNZ, met.Features = data.Rows(), data.NNZ(), max(data.Dim-1, 0)
-	if !o.quiet {
-		fmt.Fprintf(stderr, "loaded %s: %d rows, %d nonzeros, %d features in %.2fs\n",
-			o.train, data.Rows(), data.NNZ(), met.Features, met.LoadSeconds)
-	}
+	o.noteLoaded(stderr, met, start, data.Rows(), data.NNZ(), data.Dim)
 	if len(o.ks) > 1 {
 		mlog.pause() // keep only the final training's records
 		if err := o.selectK(ctx, stderr, data, met); err != nil {
@@ -173,21 +168,39 @@ func (o *trainOptions) trainInMemory(ctx context.Context, stderr io.Writer, met 
 	return m, rep, nil
 }
 
+// noteLoaded records the size of the loaded -t (rows, nonzeros and the
+// dimension dim, the features plus the bias column) and the time since
+// start in met, and without -q says them on stderr.
+func (o *trainOptions) noteLoaded(stderr io.Writer, met *trainMetrics, start time.Time, rows, nnz, dim int) {
+	met.LoadSeconds = time.Since(start).Seconds()
+	met.Rows, met.NNZ, met.Features = rows, nnz, max(dim-1, 0)
+	if !o.quiet {
+		fmt.Fprintf(stderr, "loaded %s: %d rows, %d nonzeros, %d features in %.2fs\n",
+			o.train, rows, nnz, met.Features, met.LoadSeconds)
+	}
+}
+
 // packable reports whether the run can train on rows packed as they are
 // read (trainPacked): a CPM (learner.Spec.Packable) with one K, no
-// cache, no cluster, no rows held out of -t (--holdout, --calibrate
-// without a file) and -q (the hints read the training rows after
-// training).
+// cache, no cluster and no rows held out of -t (--holdout, --calibrate
+// without a file).
 func (o *trainOptions) packable() bool {
-	return o.spec.Packable() && o.quiet && len(o.ks) <= 1 && o.cachePath == "" && !o.nats.on() &&
+	return o.spec.Packable() && len(o.ks) <= 1 && o.cachePath == "" && !o.nats.on() &&
 		o.valid.holdout == 0 && !o.calib.holdout()
 }
 
 // trainPacked reads -t block by block into packed rows and trains the
 // CPM on them (learner.TrainPacked): the rows never exist as one CSR, so
-// the run holds about one copy of them; the model is trainInMemory's.
+// the run holds about one copy of them. The model and, but for the load
+// time, the lines on stderr are trainInMemory's: without -q the hints'
+// figures are taken from the packed rows, the feature spread from the
+// raw rows before training and the labels and training error from the
+// trained rows before they are released (packedFacts).
 func (o *trainOptions) trainPacked(ctx context.Context, stderr io.Writer, met *trainMetrics) (*model.Model, *learner.Report, error) {
 	start := time.Now()
+	if !o.quiet {
+		noteData(stderr, "-t", o.train, o.lim.opts(ctx))
+	}
 	src, err := input.Resolve(o.train)
 	if err != nil {
 		return nil, nil, err
@@ -199,14 +212,23 @@ func (o *trainOptions) trainPacked(ctx context.Context, stderr io.Writer, met *t
 	if rows.Rows() == 0 {
 		return nil, nil, fmt.Errorf("%s: %w to train on", o.train, sgd.ErrNoRows)
 	}
-	met.LoadSeconds = time.Since(start).Seconds()
-	met.Rows, met.NNZ, met.Features = rows.Rows(), rows.NNZ(), max(rows.Dim()-1, 0)
+	o.noteLoaded(stderr, met, start, rows.Rows(), rows.NNZ(), rows.Dim())
 	if err := o.valid.load(&o.spec, nil, stderr, o.quiet, o.lim.opts(ctx)...); err != nil {
 		return nil, nil, err
 	}
-	m, rep, err := learner.TrainPacked(ctx, o.spec, rows)
+	var (
+		facts *trainFacts
+		visit sgd.PackedVisit
+	)
+	if !o.quiet {
+		facts, visit = packedFacts(rows)
+	}
+	m, rep, err := learner.TrainPacked(ctx, o.spec, rows, visit)
 	if err != nil {
 		return nil, nil, o.ckpt.interrupted(err, o.args, stderr)
+	}
+	if facts != nil {
+		printHints(stderr, facts, m, rep)
 	}
 	return m, rep, nil
 }

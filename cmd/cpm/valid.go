@@ -110,15 +110,28 @@ func (v *validFlags) printKept(w io.Writer, p sgd.PolytopeReport) {
 
 // modelError returns the fraction of the rows of data that m mislabels.
 func modelError(m *model.Model, data *sparsevec.CSR) (float64, error) {
+	return rowsError(m, data.Rows(), func(r int) (sparsevec.Vector, float32) { return data.Row(r), data.Labels[r] })
+}
+
+// packedError returns the fraction of the packed rows p that m mislabels.
+func packedError(m *model.Model, p *sparsevec.Packed) (float64, error) {
+	var buf sparsevec.Vector
+	return rowsError(m, p.Rows(), func(r int) (sparsevec.Vector, float32) { return p.Row(r, &buf), p.Label(r) })
+}
+
+// rowsError returns the fraction of the n rows that m mislabels, row
+// giving row r and its label.
+func rowsError(m *model.Model, n int, row func(r int) (sparsevec.Vector, float32)) (float64, error) {
 	pr, err := learner.NewPredictor(m)
 	if err != nil {
 		return 0, err
 	}
 	wrong := 0
-	for r, y := range data.Labels {
-		if got, _, _ := pr.Predict(data.Row(r)); got != y {
+	for r := range n {
+		x, y := row(r)
+		if got, _, _ := pr.Predict(x); got != y {
 			wrong++
 		}
 	}
-	return float64(wrong) / float64(data.Rows()), nil
+	return float64(wrong) / float64(n), nil
 }
