@@ -4,16 +4,17 @@
 
 // AVX2+FMA kernels; see kernel_amd64.go for the contracts.
 //
-// Both kernels compute the byte offset of feature row j as j·strideBytes
+// The kernels compute the byte offset of feature row j as j·strideBytes
 // and check it against lim = len(w)·4 - strideBytes before touching the
 // row, so an index past the weights (possible only for an unsorted row,
 // which breaks the Vector contract) makes them return false instead of
 // reading or writing out of bounds.
 //
-// Register use (both kernels):
-//	BX  idx base       CX  val base        DX  strideBytes
-//	R8  lim            R9  n = len(idx)    R11 i (nonzero counter)
+// Register use (all kernels):
+//	BX  idx base       CX  val (or codes) base    DX  strideBytes
+//	R8  lim            R9  n = len(idx)           R11 i (nonzero counter)
 //	AX  row offset of the current nonzero, in bytes
+//	R15 dictionary, R14 code (coded rows only; ABI0 code may use both)
 
 // lanes<> holds the int32 lane numbers 0..7 of a YMM register.
 DATA lanes<>+0(SB)/4, $0
