@@ -89,11 +89,17 @@ TEXT ·scoresAVX2(SB), NOSPLIT, $0-121
 // func scoresC8W16AVX2(dst, w []float32, idx []uint16, codes []uint8, k int, s, b float32, dict *[256]float32) (best int, ok bool)
 //
 // scoresAVX2 over 2-byte indices and value codes: val[i] = dict[codes[i]].
-// Extra registers: R15 dict, R14 the code being looked up.
+// The unrolled loops load the codes of four nonzeros with one MOVL into
+// R14 and take them from its low byte, shifting (the kernel is bound by
+// loads); the byte goes through AX before the nonzero's index load.
+// Extra registers: R15 dict, R14 codes.
 #define SC_IDX(k) IDX16(k, fail)
 #define SC_ROW(k, bc) IDX16(k, fail); VALC8(k, bc)
-#define SC_LOAD4(tmp)
-#define SC_VAL(k, imm, tmp, bc) VALC8(k, bc)
+#define SC_LOAD4(tmp) MOVL	(CX)(R11*1), R14
+#define SC_VAL(k, imm, tmp, bc) \
+	MOVBLZX	R14B, AX; \
+	SHRL	$8, R14; \
+	VBROADCASTSS	(R15)(AX*4), bc
 #define SC_BEST 120
 #define SC_OK 128
 TEXT ·scoresC8W16AVX2(SB), NOSPLIT, $0-129
