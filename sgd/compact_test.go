@@ -111,7 +111,8 @@ func TestTrainPackedSameModel(t *testing.T) {
 }
 
 // A step on a packed row makes no allocation, whether the row is read in
-// place (4-byte indices and values) or decoded (compact).
+// place (4-byte indices and values, or coded by the Coded kernels) or
+// decoded (compact without the direct kernels).
 func TestPackedStepDoesNotAllocate(t *testing.T) {
 	data := ckData(13, 500, 200, 2)
 	for i, v := range data.Val {
@@ -121,10 +122,10 @@ func TestPackedStepDoesNotAllocate(t *testing.T) {
 		p := mustPolytope(t, Config{K: 10, Iterations: 1e6, Entropy: 1}, data.Dim)
 		p.asg.Reserve(data.Rows())
 		src, _ := newMemorySource(sparsevec.Pack(data, nil, mode), nil, 1, 1, true)
-		if a := testing.AllocsPerRun(5000, func() {
-			x, y, id, _ := src.Next()
-			p.Step(x, y == 1, id)
-		}); a != 0 {
+		if want := mode == sparsevec.PackCompact && sparsevec.CodedDirect(); src.coded != want {
+			t.Errorf("packing %d: coded source %v, want %v", mode, src.coded, want)
+		}
+		if a := testing.AllocsPerRun(5000, func() { benchStep(p, src) }); a != 0 {
 			t.Fatalf("packing %d: a step allocates %v times", mode, a)
 		}
 	}

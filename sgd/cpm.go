@@ -119,7 +119,49 @@ func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) {
 	if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= p.W.D {
 		p.W.Grow(int(x.Idx[n-1]) + 1)
 	}
-	z := p.scores(x)
+	face, a := p.update(p.scores(x), positive, id)
+	switch face {
+	case noUpdate:
+		return
+	case outerUpdate:
+		p.W.AddOuter(p.coef, x)
+	default:
+		p.W.AddToFace(face, a, x)
+	}
+	p.updateBias(positive, face, a)
+}
+
+// stepCoded is Step on a compact row, read without decoding it: the same
+// operations in the same order, so the same weights bit for bit.
+func (p *polytope) stepCoded(x sparsevec.CodedRow, positive bool, id int) {
+	if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= p.W.D {
+		p.W.Grow(int(x.Idx[n-1]) + 1)
+	}
+	z := p.W.ScoresArgmaxCoded(p.score, x, float32(p.scale), p.bias)
+	face, a := p.update(z, positive, id)
+	switch face {
+	case noUpdate:
+		return
+	case outerUpdate:
+		p.W.AddOuterCoded(p.coef, x)
+	default:
+		p.W.AddToFaceCoded(face, a, x)
+	}
+	p.updateBias(positive, face, a)
+}
+
+// The updates of W by x that update returns besides a face.
+const (
+	noUpdate    = -1 // W is not changed by x
+	outerUpdate = -2 // W += x·coef (AddOuter)
+)
+
+// update is the part of a step that does not read x: given z, the argmax
+// of the scores of x in p.score, it advances the step counter and the lazy
+// scale, gathers the loss statistics and returns the update of W by x:
+// noUpdate, outerUpdate (coefficients in p.coef), or a face that gets a·x.
+// The caller applies it and then updateBias.
+func (p *polytope) update(z int, positive bool, id int) (face int, a float32) {
 	p.t++
 	// W_{t+1} = (1 - η_t λ) W_t + η_t g_t, with 1 - η_t λ = 1 - 1/t;
 	// η_t (eta) is computed only on the steps that update.
@@ -140,7 +182,7 @@ func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) {
 		if sc[z] <= -1 {
 			// sc[z] is the highest score that is not NaN (see
 			// ScoresArgmax): no face has a positive hinge loss.
-			return
+			return noUpdate, 0
 		}
 		a := float32(-p.costRatio * p.eta() / p.scale)
 		c := p.coef[:k]
@@ -155,31 +197,37 @@ func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) {
 				c[j] = 0
 			}
 		}
-		switch {
-		case n == 0:
-			return
-		case n == 1:
-			p.W.AddToFace(last, a, x)
-		default:
-			p.W.AddOuter(p.coef, x)
+		switch n {
+		case 0:
+			return noUpdate, 0
+		case 1:
+			return last, a
 		}
-		row0 := p.W.Row(0)[:k]
-		for j := range c {
-			row0[j] += c[j] * p.bias
-		}
-		st.Updates++
-		return
+		return outerUpdate, a
 	}
 	st.Pos++
 	if sc[z] >= 1 {
-		return
+		return noUpdate, 0
 	}
 	z = p.asg.Assign(p.score, id)
 	st.PosLoss += float64(1 - sc[z])
-	a := float32(p.eta() / p.scale)
-	p.W.AddToFace(z, a, x)
-	p.W.Row(0)[z] += a * p.bias
-	st.Updates++
+	return z, float32(p.eta() / p.scale)
+}
+
+// updateBias applies the bias part of update's update (face, a), after
+// the part that reads x: the bias row W_0 gets the same coefficients times
+// the bias value, p.coef for a negative row (every face, also for a single
+// face), a on the assigned face for a positive one.
+func (p *polytope) updateBias(positive bool, face int, a float32) {
+	if !positive {
+		row0 := p.W.Row(0)[:p.W.K]
+		for j, c := range p.coef[:p.W.K] {
+			row0[j] += c * p.bias
+		}
+	} else {
+		p.W.Row(0)[face] += a * p.bias
+	}
+	p.stats.Updates++
 }
 
 // eta returns the step size η_t = 1/(λt) of step t.

@@ -37,7 +37,9 @@ func randIndex(r *rand.PCG, n int) int { return int(rng.IndexMod(r, uint64(n))) 
 // --reshuffle, Next prefetches the next rows while the caller computes on
 // the current one. Next returns a row of 4-byte indices and values in
 // place and decodes a compact one into the source's buffer, which the
-// kernels then read from the L1 cache.
+// kernels then read from the L1 cache. Rows of 2-byte indices and value
+// codes are read in place by nextCoded and the Coded kernels when those
+// run without decoding (coded; task.steps then uses it).
 type memorySource struct {
 	data      *sparsevec.Packed
 	rows      []int32 // data row of each id
@@ -47,6 +49,7 @@ type memorySource struct {
 	reshuffle bool
 	rng       *rand.PCG
 	buf       sparsevec.Vector // the decoded row Next returns
+	coded     bool             // rows are coded and read by nextCoded
 	release   func()           // if set, Close gives data back to its owner
 }
 
@@ -74,6 +77,7 @@ func newMemorySource(data *sparsevec.Packed, rows []int32, seed, stream uint64, 
 	}
 	s := &memorySource{data: data, rows: rows, perm: make([]int32, len(rows)), reshuffle: reshuffle, rng: rand.NewPCG(seed, stream)}
 	s.buf = sparsevec.Vector{Idx: make([]uint32, data.MaxRow()), Val: make([]float32, data.MaxRow())}
+	s.coded = !data.Wide() && data.Coded() && sparsevec.CodedDirect()
 	for i := range s.perm {
 		s.perm[i] = int32(i)
 	}
@@ -95,6 +99,20 @@ func (s *memorySource) Rows() int { return len(s.rows) }
 
 // Next implements source. It never fails and does not allocate.
 func (s *memorySource) Next() (sparsevec.Vector, float32, int, error) {
+	r, id := s.advance()
+	return s.data.Row(r, &s.buf), s.data.Label(r), id, nil
+}
+
+// nextCoded is Next for a source whose rows are coded (s.coded): the row
+// in its stored encoding, not decoded.
+func (s *memorySource) nextCoded() (sparsevec.CodedRow, float32, int) {
+	r, id := s.advance()
+	x, _ := s.data.CodedRow(r)
+	return x, s.data.Label(r), id
+}
+
+// advance moves to the next row and returns its data row and id.
+func (s *memorySource) advance() (r, id int) {
 	if s.pos == len(s.perm) {
 		s.pos = 0
 		s.epoch++
@@ -102,7 +120,7 @@ func (s *memorySource) Next() (sparsevec.Vector, float32, int, error) {
 			rng.ShuffleMod(s.rng, s.perm)
 		}
 	}
-	id := int(s.perm[s.pos])
+	id = int(s.perm[s.pos])
 	s.pos++
 	// Software pipelining of the memory latency (the order is random
 	// under reshuffle): start loading the row offsets two steps ahead and
@@ -113,8 +131,7 @@ func (s *memorySource) Next() (sparsevec.Vector, float32, int, error) {
 	if s.pos < len(s.perm) {
 		s.data.PrefetchRow(int(s.rows[s.perm[s.pos]]))
 	}
-	r := int(s.rows[id])
-	return s.data.Row(r, &s.buf), s.data.Label(r), id, nil
+	return int(s.rows[id]), id
 }
 
 // state returns the source's position for a checkpoint. The permutation
@@ -326,4 +343,20 @@ func (s *streamSource) Close() error {
 	err := s.cur.Close()
 	s.cur = nil
 	return err
+}
+
+// stepsCoded is task.steps on a memory source of coded rows, read by
+// nextCoded and polytope.stepCoded without decoding.
+func (t *task) stepsCoded(cfg Config, p *polytope, src *memorySource, n int64) error {
+	for range n {
+		x, y, id := src.nextCoded()
+		if k := len(x.Idx); t.maxD > 0 && k > 0 && int(x.Idx[k-1]) >= p.W.D {
+			if int(x.Idx[k-1]) >= t.maxD {
+				return fmt.Errorf("%s: step %d: %w", t.name, p.t+1, rowsError(cfg, t.tasks, t.maxD, uint32(x.Idx[k-1])))
+			}
+			p.W.GrowMax(int(x.Idx[k-1])+1, t.maxD)
+		}
+		p.stepCoded(x, y == t.outer, id)
+	}
+	return nil
 }

@@ -221,6 +221,9 @@ func (t *task) resume(cfg Config, p *polytope, mem *memorySource, resume *taskSt
 // steps makes n SGD steps of p on rows drawn from src, growing p's weight
 // rows up to t.maxD for rows with larger feature indices.
 func (t *task) steps(cfg Config, p *polytope, src source, n int64) error {
+	if m, ok := src.(*memorySource); ok && m.coded {
+		return t.stepsCoded(cfg, p, m, n)
+	}
 	for range n {
 		x, y, id, err := src.Next()
 		if err == nil && t.maxD > 0 {

@@ -69,6 +69,7 @@ func FuzzKernels(f *testing.F) {
 			for kk := 0; kk < k; kk++ {
 				c[kk] = float32(rng.IntN(64)-32) / 8
 			}
+			fuzzCoded(t, impl.name, m, c, x)
 			before := slices.Clone(m.Data)
 			m.AddOuter(c, x)
 			face := rng.IntN(k)
@@ -109,4 +110,32 @@ func FuzzKernels(f *testing.F) {
 			restore()
 		}
 	})
+}
+
+// fuzzCoded checks the Coded methods bit for bit against the Vector
+// methods on x coded (its values, int8/16, take at most 256 codes), on
+// copies of m.
+func fuzzCoded(t *testing.T, impl string, m *Matrix, c []float32, x Vector) {
+	t.Helper()
+	var d dictionary
+	if !d.addAll(x.Val) {
+		t.Fatal("more than 256 distinct values")
+	}
+	cx := CodedRow{Idx: make([]uint16, len(x.Idx)), Codes: make([]uint8, len(x.Idx)), Dict: d.values()}
+	narrow(cx.Idx, x.Idx)
+	d.encode(cx.Codes, x.Val)
+	a := &Matrix{D: m.D, K: m.K, Stride: m.Stride, Data: slices.Clone(m.Data)}
+	b := &Matrix{D: m.D, K: m.K, Stride: m.Stride, Data: slices.Clone(m.Data)}
+	da, db := make([]float32, m.Stride), make([]float32, m.Stride)
+	ba, bb := a.ScoresArgmaxCoded(da, cx, 0.5, 1), b.ScoresArgmax(db, x, 0.5, 1)
+	if ba != bb || !sameBits(da, db) {
+		t.Fatalf("%s: ScoresArgmaxCoded %d %v, ScoresArgmax %d %v", impl, ba, da, bb, db)
+	}
+	a.AddOuterCoded(c, cx)
+	b.AddOuter(c, x)
+	a.AddToFaceCoded(0, -0.25, cx)
+	b.AddToFace(0, -0.25, x)
+	if !sameBits(a.Data, b.Data) {
+		t.Fatalf("%s: AddOuterCoded/AddToFaceCoded differ from AddOuter/AddToFace", impl)
+	}
 }

@@ -88,3 +88,41 @@ func allZero(c []float32) bool {
 	}
 	return true
 }
+
+// scoresC8W16AVX2 is scoresAVX2 over the row val[i] = dict[codes[i]] with
+// 2-byte indices; it requires len(codes) >= len(idx). Its FMAs and
+// epilogue are scoresAVX2's, so it returns the same bits as scoresAVX2 on
+// the decoded row.
+//
+//go:noescape
+func scoresC8W16AVX2(dst, w []float32, idx []uint16, codes []uint8, k int, s, b float32, dict *[256]float32) (best int, ok bool)
+
+// addOuterC8W16AVX2 is addOuterAVX2 over the row val[i] = dict[codes[i]]
+// with 2-byte indices; it requires len(codes) >= len(idx).
+//
+//go:noescape
+func addOuterC8W16AVX2(w, c []float32, idx []uint16, codes []uint8, dict *[256]float32) (ok bool)
+
+// codedDirect reports whether the coded kernels run without decoding.
+func codedDirect() bool { return useAVX2 }
+
+func scoresArgmaxCoded(dst, w []float32, k int, x CodedRow, s, b float32) int {
+	if !useAVX2 || len(dst) >= maxAVX2Stride {
+		return scoresArgmaxDecoded(dst, w, k, x, s, b)
+	}
+	best, ok := scoresC8W16AVX2(dst, w, x.Idx, x.Codes, k, s, b, x.Dict)
+	if !ok {
+		panicIndex16(x.Idx, len(w)/len(dst))
+	}
+	return best
+}
+
+func addOuterCoded(w, c []float32, k int, x CodedRow) {
+	if !useAVX2 || len(c) >= maxAVX2Stride || !allZero(c[k:]) {
+		addOuterDecoded(w, c, k, x)
+		return
+	}
+	if !addOuterC8W16AVX2(w, c, x.Idx, x.Codes, x.Dict) {
+		panicIndex16(x.Idx, len(w)/len(c))
+	}
+}

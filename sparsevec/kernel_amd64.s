@@ -4,34 +4,17 @@
 
 // AVX2+FMA kernels; see kernel_amd64.go for the contracts.
 //
-// Both kernels compute the byte offset of feature row j as j·strideBytes
+// The kernels compute the byte offset of feature row j as j·strideBytes
 // and check it against lim = len(w)·4 - strideBytes before touching the
 // row, so an index past the weights (possible only for an unsorted row,
 // which breaks the Vector contract) makes them return false instead of
 // reading or writing out of bounds.
 //
-// Register use (both kernels):
-//	BX  idx base       CX  val base        DX  strideBytes
-//	R8  lim            R9  n = len(idx)    R11 i (nonzero counter)
+// Register use (all kernels):
+//	BX  idx base       CX  val (or codes) base    DX  strideBytes
+//	R8  lim            R9  n = len(idx)           R11 i (nonzero counter)
 //	AX  row offset of the current nonzero, in bytes
-
-// SCORES_ROW loads idx[i+k] and val[i+k] for the k-th nonzero of an
-// unrolled step: AX = row offset (bounds-checked), bc = broadcast x value.
-#define SCORES_ROW(k, bc) \
-	MOVL	(4*k)(BX)(R11*4), AX; \
-	IMULQ	DX, AX; \
-	CMPQ	AX, R8; \
-	JA	fail; \
-	VBROADCASTSS	(4*k)(CX)(R11*4), bc
-
-// SCORES_IDX is SCORES_ROW without the value: the main loops broadcast
-// the values of four nonzeros from one 16-byte load with VSHUFPS (the
-// kernel is bound by loads, not by the shuffle port).
-#define SCORES_IDX(k) \
-	MOVL	(4*k)(BX)(R11*4), AX; \
-	IMULQ	DX, AX; \
-	CMPQ	AX, R8; \
-	JA	fail
+//	R15 dictionary, R14 code (coded rows only; ABI0 code may use both)
 
 // lanes<> holds the int32 lane numbers 0..7 of a YMM register.
 DATA lanes<>+0(SB)/4, $0
@@ -44,6 +27,32 @@ DATA lanes<>+24(SB)/4, $6
 DATA lanes<>+28(SB)/4, $7
 GLOBL lanes<>(SB), RODATA|NOPTR, $32
 
+// Row encodings. Each TEXT below loads its arguments and includes the
+// shared body; the macros give the body its per-nonzero loads:
+//	4-byte indices, float32 values: MOVL idx, VBROADCASTSS / one
+//	  VBROADCASTF128 plus a VSHUFPS per nonzero for four values;
+//	2-byte indices, 1-byte codes into a [256]float32 dictionary (R15):
+//	  MOVWLZX idx; MOVBLZX code, R14; VBROADCASTSS (R15)(R14*4). A code
+//	  cannot leave the dictionary, so it needs no check.
+
+#define IDX32(k, fail) \
+	MOVL	(4*k)(BX)(R11*4), AX; \
+	IMULQ	DX, AX; \
+	CMPQ	AX, R8; \
+	JA	fail
+
+#define IDX16(k, fail) \
+	MOVWLZX	(2*k)(BX)(R11*2), AX; \
+	IMULQ	DX, AX; \
+	CMPQ	AX, R8; \
+	JA	fail
+
+#define VALF32(k, bc) VBROADCASTSS	(4*k)(CX)(R11*4), bc
+
+#define VALC8(k, bc) \
+	MOVBLZX	k(CX)(R11*1), R14; \
+	VBROADCASTSS	(R15)(R14*4), bc
+
 // func scoresAVX2(dst, w []float32, idx []uint32, val []float32, k int, s, b float32) (best int, ok bool)
 //
 // The row is cut into column blocks of up to 4 chunks of 8 floats, and a
@@ -54,6 +63,12 @@ GLOBL lanes<>(SB), RODATA|NOPTR, $32
 // argmax follow (see epilogue below).
 // Extra registers: DI dst, SI w, R10 column offset in bytes, R12 w + R10,
 // R13 n rounded down to a multiple of 4.
+#define SC_IDX(k) IDX32(k, fail)
+#define SC_ROW(k, bc) IDX32(k, fail); VALF32(k, bc)
+#define SC_LOAD4(tmp) VBROADCASTF128	(CX)(R11*4), tmp
+#define SC_VAL(k, imm, tmp, bc) VSHUFPS	imm, tmp, tmp, bc
+#define SC_BEST 112
+#define SC_OK 120
 TEXT ·scoresAVX2(SB), NOSPLIT, $0-121
 	MOVQ	dst_base+0(FP), DI
 	MOVQ	dst_len+8(FP), DX
@@ -62,474 +77,41 @@ TEXT ·scoresAVX2(SB), NOSPLIT, $0-121
 	MOVQ	idx_base+48(FP), BX
 	MOVQ	idx_len+56(FP), R9
 	MOVQ	val_base+72(FP), CX
-	SHLQ	$2, DX
-	SHLQ	$2, R8
-	SUBQ	DX, R8
-	JCC	wok
-	// w holds no whole row: only an empty x can be scored.
-	TESTQ	R9, R9
-	JNZ	failnovec
+#include "kernel_scores_amd64.h"
 
-wok:
-	MOVQ	R9, R13
-	ANDQ	$-4, R13
-	XORQ	R10, R10
+#undef SC_IDX
+#undef SC_ROW
+#undef SC_LOAD4
+#undef SC_VAL
+#undef SC_BEST
+#undef SC_OK
 
-colloop:
-	CMPQ	R10, DX
-	JAE	done
-	LEAQ	(SI)(R10*1), R12
-	MOVQ	DX, AX
-	SUBQ	R10, AX
-	CMPQ	AX, $160
-	JEQ	block5
-	CMPQ	AX, $128
-	JAE	block4
-	CMPQ	AX, $96
-	JEQ	block3
-	CMPQ	AX, $64
-	JEQ	block2
-
-	// One chunk: four accumulators Y0–Y3, one per nonzero of a step.
-block1:
-	VXORPS	Y0, Y0, Y0
-	VXORPS	Y1, Y1, Y1
-	VXORPS	Y2, Y2, Y2
-	VXORPS	Y3, Y3, Y3
-	XORQ	R11, R11
-	CMPQ	R11, R13
-	JAE	b1tail
-
-b1loop:
-	VBROADCASTF128	(CX)(R11*4), Y12
-	VSHUFPS	$0x00, Y12, Y12, Y8
-	SCORES_IDX(0)
-	VFMADD231PS	(R12)(AX*1), Y8, Y0
-	VSHUFPS	$0x55, Y12, Y12, Y9
-	SCORES_IDX(1)
-	VFMADD231PS	(R12)(AX*1), Y9, Y1
-	VSHUFPS	$0xaa, Y12, Y12, Y10
-	SCORES_IDX(2)
-	VFMADD231PS	(R12)(AX*1), Y10, Y2
-	VSHUFPS	$0xff, Y12, Y12, Y11
-	SCORES_IDX(3)
-	VFMADD231PS	(R12)(AX*1), Y11, Y3
-	ADDQ	$4, R11
-	CMPQ	R11, R13
-	JB	b1loop
-
-b1tail:
-	CMPQ	R11, R9
-	JAE	b1done
-	SCORES_ROW(0, Y8)
-	VFMADD231PS	(R12)(AX*1), Y8, Y0
-	INCQ	R11
-	JMP	b1tail
-
-b1done:
-	VADDPS	Y1, Y0, Y0
-	VADDPS	Y3, Y2, Y2
-	VADDPS	Y2, Y0, Y0
-	VMOVUPS	Y0, (DI)(R10*1)
-	ADDQ	$32, R10
-	JMP	colloop
-
-	// Two chunks: four accumulator sets (Y0,Y1) (Y2,Y3) (Y4,Y5) (Y6,Y7).
-block2:
-	VXORPS	Y0, Y0, Y0
-	VXORPS	Y1, Y1, Y1
-	VXORPS	Y2, Y2, Y2
-	VXORPS	Y3, Y3, Y3
-	VXORPS	Y4, Y4, Y4
-	VXORPS	Y5, Y5, Y5
-	VXORPS	Y6, Y6, Y6
-	VXORPS	Y7, Y7, Y7
-	XORQ	R11, R11
-	CMPQ	R11, R13
-	JAE	b2tail
-
-b2loop:
-	VBROADCASTF128	(CX)(R11*4), Y12
-	VSHUFPS	$0x00, Y12, Y12, Y8
-	VSHUFPS	$0x55, Y12, Y12, Y9
-	VSHUFPS	$0xaa, Y12, Y12, Y10
-	VSHUFPS	$0xff, Y12, Y12, Y11
-	SCORES_IDX(0)
-	VFMADD231PS	(R12)(AX*1), Y8, Y0
-	VFMADD231PS	32(R12)(AX*1), Y8, Y1
-	SCORES_IDX(1)
-	VFMADD231PS	(R12)(AX*1), Y9, Y2
-	VFMADD231PS	32(R12)(AX*1), Y9, Y3
-	SCORES_IDX(2)
-	VFMADD231PS	(R12)(AX*1), Y10, Y4
-	VFMADD231PS	32(R12)(AX*1), Y10, Y5
-	SCORES_IDX(3)
-	VFMADD231PS	(R12)(AX*1), Y11, Y6
-	VFMADD231PS	32(R12)(AX*1), Y11, Y7
-	ADDQ	$4, R11
-	CMPQ	R11, R13
-	JB	b2loop
-
-b2tail:
-	CMPQ	R11, R9
-	JAE	b2done
-	SCORES_ROW(0, Y8)
-	VFMADD231PS	(R12)(AX*1), Y8, Y0
-	VFMADD231PS	32(R12)(AX*1), Y8, Y1
-	INCQ	R11
-	JMP	b2tail
-
-b2done:
-	VADDPS	Y2, Y0, Y0
-	VADDPS	Y3, Y1, Y1
-	VADDPS	Y6, Y4, Y4
-	VADDPS	Y7, Y5, Y5
-	VADDPS	Y4, Y0, Y0
-	VADDPS	Y5, Y1, Y1
-	VMOVUPS	Y0, (DI)(R10*1)
-	VMOVUPS	Y1, 32(DI)(R10*1)
-	ADDQ	$64, R10
-	JMP	colloop
-
-	// Three chunks: four accumulator sets (Y0–Y2) (Y3–Y5) (Y6–Y8) (Y9–Y11).
-block3:
-	VXORPS	Y0, Y0, Y0
-	VXORPS	Y1, Y1, Y1
-	VXORPS	Y2, Y2, Y2
-	VXORPS	Y3, Y3, Y3
-	VXORPS	Y4, Y4, Y4
-	VXORPS	Y5, Y5, Y5
-	VXORPS	Y6, Y6, Y6
-	VXORPS	Y7, Y7, Y7
-	VXORPS	Y8, Y8, Y8
-	VXORPS	Y9, Y9, Y9
-	VXORPS	Y10, Y10, Y10
-	VXORPS	Y11, Y11, Y11
-	XORQ	R11, R11
-	CMPQ	R11, R13
-	JAE	b3tail
-
-b3loop:
-	VBROADCASTF128	(CX)(R11*4), Y14
-	VSHUFPS	$0x00, Y14, Y14, Y12
-	SCORES_IDX(0)
-	VFMADD231PS	(R12)(AX*1), Y12, Y0
-	VFMADD231PS	32(R12)(AX*1), Y12, Y1
-	VFMADD231PS	64(R12)(AX*1), Y12, Y2
-	VSHUFPS	$0x55, Y14, Y14, Y13
-	SCORES_IDX(1)
-	VFMADD231PS	(R12)(AX*1), Y13, Y3
-	VFMADD231PS	32(R12)(AX*1), Y13, Y4
-	VFMADD231PS	64(R12)(AX*1), Y13, Y5
-	VSHUFPS	$0xaa, Y14, Y14, Y12
-	SCORES_IDX(2)
-	VFMADD231PS	(R12)(AX*1), Y12, Y6
-	VFMADD231PS	32(R12)(AX*1), Y12, Y7
-	VFMADD231PS	64(R12)(AX*1), Y12, Y8
-	VSHUFPS	$0xff, Y14, Y14, Y13
-	SCORES_IDX(3)
-	VFMADD231PS	(R12)(AX*1), Y13, Y9
-	VFMADD231PS	32(R12)(AX*1), Y13, Y10
-	VFMADD231PS	64(R12)(AX*1), Y13, Y11
-	ADDQ	$4, R11
-	CMPQ	R11, R13
-	JB	b3loop
-
-b3tail:
-	CMPQ	R11, R9
-	JAE	b3done
-	SCORES_ROW(0, Y12)
-	VFMADD231PS	(R12)(AX*1), Y12, Y0
-	VFMADD231PS	32(R12)(AX*1), Y12, Y1
-	VFMADD231PS	64(R12)(AX*1), Y12, Y2
-	INCQ	R11
-	JMP	b3tail
-
-b3done:
-	VADDPS	Y3, Y0, Y0
-	VADDPS	Y4, Y1, Y1
-	VADDPS	Y5, Y2, Y2
-	VADDPS	Y9, Y6, Y6
-	VADDPS	Y10, Y7, Y7
-	VADDPS	Y11, Y8, Y8
-	VADDPS	Y6, Y0, Y0
-	VADDPS	Y7, Y1, Y1
-	VADDPS	Y8, Y2, Y2
-	VMOVUPS	Y0, (DI)(R10*1)
-	VMOVUPS	Y1, 32(DI)(R10*1)
-	VMOVUPS	Y2, 64(DI)(R10*1)
-	ADDQ	$96, R10
-	JMP	colloop
-
-	// Four chunks: two accumulator sets (Y0–Y3) for even and (Y4–Y7) for
-	// odd nonzeros; each set takes two FMAs per step of four, so its
-	// latency chain (8–10 cycles) matches the step's 16 FMAs at two per
-	// cycle.
-block4:
-	VXORPS	Y0, Y0, Y0
-	VXORPS	Y1, Y1, Y1
-	VXORPS	Y2, Y2, Y2
-	VXORPS	Y3, Y3, Y3
-	VXORPS	Y4, Y4, Y4
-	VXORPS	Y5, Y5, Y5
-	VXORPS	Y6, Y6, Y6
-	VXORPS	Y7, Y7, Y7
-	XORQ	R11, R11
-	CMPQ	R11, R13
-	JAE	b4tail
-
-b4loop:
-	VBROADCASTF128	(CX)(R11*4), Y12
-	VSHUFPS	$0x00, Y12, Y12, Y8
-	SCORES_IDX(0)
-	VFMADD231PS	(R12)(AX*1), Y8, Y0
-	VFMADD231PS	32(R12)(AX*1), Y8, Y1
-	VFMADD231PS	64(R12)(AX*1), Y8, Y2
-	VFMADD231PS	96(R12)(AX*1), Y8, Y3
-	VSHUFPS	$0x55, Y12, Y12, Y9
-	SCORES_IDX(1)
-	VFMADD231PS	(R12)(AX*1), Y9, Y4
-	VFMADD231PS	32(R12)(AX*1), Y9, Y5
-	VFMADD231PS	64(R12)(AX*1), Y9, Y6
-	VFMADD231PS	96(R12)(AX*1), Y9, Y7
-	VSHUFPS	$0xaa, Y12, Y12, Y10
-	SCORES_IDX(2)
-	VFMADD231PS	(R12)(AX*1), Y10, Y0
-	VFMADD231PS	32(R12)(AX*1), Y10, Y1
-	VFMADD231PS	64(R12)(AX*1), Y10, Y2
-	VFMADD231PS	96(R12)(AX*1), Y10, Y3
-	VSHUFPS	$0xff, Y12, Y12, Y11
-	SCORES_IDX(3)
-	VFMADD231PS	(R12)(AX*1), Y11, Y4
-	VFMADD231PS	32(R12)(AX*1), Y11, Y5
-	VFMADD231PS	64(R12)(AX*1), Y11, Y6
-	VFMADD231PS	96(R12)(AX*1), Y11, Y7
-	ADDQ	$4, R11
-	CMPQ	R11, R13
-	JB	b4loop
-
-b4tail:
-	CMPQ	R11, R9
-	JAE	b4done
-	SCORES_ROW(0, Y8)
-	VFMADD231PS	(R12)(AX*1), Y8, Y0
-	VFMADD231PS	32(R12)(AX*1), Y8, Y1
-	VFMADD231PS	64(R12)(AX*1), Y8, Y2
-	VFMADD231PS	96(R12)(AX*1), Y8, Y3
-	INCQ	R11
-	JMP	b4tail
-
-b4done:
-	VADDPS	Y4, Y0, Y0
-	VADDPS	Y5, Y1, Y1
-	VADDPS	Y6, Y2, Y2
-	VADDPS	Y7, Y3, Y3
-	VMOVUPS	Y0, (DI)(R10*1)
-	VMOVUPS	Y1, 32(DI)(R10*1)
-	VMOVUPS	Y2, 64(DI)(R10*1)
-	VMOVUPS	Y3, 96(DI)(R10*1)
-	ADDQ	$128, R10
-	JMP	colloop
-
-	// Five chunks, the last five of the row: block4's pass and block1's
-	// fused into one pass over the nonzeros, with each one's accumulator
-	// sets and sums (the same operations in the same order per column):
-	// (Y0–Y3) and (Y4–Y7) for even and odd nonzeros on the first four
-	// chunks, Y8–Y11 for the nonzeros of a step on the fifth.
-block5:
-	VXORPS	Y0, Y0, Y0
-	VXORPS	Y1, Y1, Y1
-	VXORPS	Y2, Y2, Y2
-	VXORPS	Y3, Y3, Y3
-	VXORPS	Y4, Y4, Y4
-	VXORPS	Y5, Y5, Y5
-	VXORPS	Y6, Y6, Y6
-	VXORPS	Y7, Y7, Y7
-	VXORPS	Y8, Y8, Y8
-	VXORPS	Y9, Y9, Y9
-	VXORPS	Y10, Y10, Y10
-	VXORPS	Y11, Y11, Y11
-	XORQ	R11, R11
-	CMPQ	R11, R13
-	JAE	b5tail
-
-b5loop:
-	VBROADCASTF128	(CX)(R11*4), Y12
-	VSHUFPS	$0x00, Y12, Y12, Y13
-	SCORES_IDX(0)
-	VFMADD231PS	(R12)(AX*1), Y13, Y0
-	VFMADD231PS	32(R12)(AX*1), Y13, Y1
-	VFMADD231PS	64(R12)(AX*1), Y13, Y2
-	VFMADD231PS	96(R12)(AX*1), Y13, Y3
-	VFMADD231PS	128(R12)(AX*1), Y13, Y8
-	VSHUFPS	$0x55, Y12, Y12, Y14
-	SCORES_IDX(1)
-	VFMADD231PS	(R12)(AX*1), Y14, Y4
-	VFMADD231PS	32(R12)(AX*1), Y14, Y5
-	VFMADD231PS	64(R12)(AX*1), Y14, Y6
-	VFMADD231PS	96(R12)(AX*1), Y14, Y7
-	VFMADD231PS	128(R12)(AX*1), Y14, Y9
-	VSHUFPS	$0xaa, Y12, Y12, Y13
-	SCORES_IDX(2)
-	VFMADD231PS	(R12)(AX*1), Y13, Y0
-	VFMADD231PS	32(R12)(AX*1), Y13, Y1
-	VFMADD231PS	64(R12)(AX*1), Y13, Y2
-	VFMADD231PS	96(R12)(AX*1), Y13, Y3
-	VFMADD231PS	128(R12)(AX*1), Y13, Y10
-	VSHUFPS	$0xff, Y12, Y12, Y14
-	SCORES_IDX(3)
-	VFMADD231PS	(R12)(AX*1), Y14, Y4
-	VFMADD231PS	32(R12)(AX*1), Y14, Y5
-	VFMADD231PS	64(R12)(AX*1), Y14, Y6
-	VFMADD231PS	96(R12)(AX*1), Y14, Y7
-	VFMADD231PS	128(R12)(AX*1), Y14, Y11
-	ADDQ	$4, R11
-	CMPQ	R11, R13
-	JB	b5loop
-
-b5tail:
-	CMPQ	R11, R9
-	JAE	b5done
-	SCORES_ROW(0, Y13)
-	VFMADD231PS	(R12)(AX*1), Y13, Y0
-	VFMADD231PS	32(R12)(AX*1), Y13, Y1
-	VFMADD231PS	64(R12)(AX*1), Y13, Y2
-	VFMADD231PS	96(R12)(AX*1), Y13, Y3
-	VFMADD231PS	128(R12)(AX*1), Y13, Y8
-	INCQ	R11
-	JMP	b5tail
-
-b5done:
-	VADDPS	Y4, Y0, Y0
-	VADDPS	Y5, Y1, Y1
-	VADDPS	Y6, Y2, Y2
-	VADDPS	Y7, Y3, Y3
-	VADDPS	Y9, Y8, Y8
-	VADDPS	Y11, Y10, Y10
-	VADDPS	Y10, Y8, Y8
-	VMOVUPS	Y0, (DI)(R10*1)
-	VMOVUPS	Y1, 32(DI)(R10*1)
-	VMOVUPS	Y2, 64(DI)(R10*1)
-	VMOVUPS	Y3, 96(DI)(R10*1)
-	VMOVUPS	Y8, 128(DI)(R10*1)
-	ADDQ	$160, R10
-	JMP	colloop
-
-done:
-	MOVQ	k+96(FP), AX
-	TESTQ	AX, AX
-	JNZ	epilogue
-	VZEROUPPER
-	MOVQ	$0, best+112(FP)
-	MOVB	$1, ok+120(FP)
-	RET
-
-fail:
-	VZEROUPPER
-
-failnovec:
-	MOVQ	$0, best+112(FP)
-	MOVB	$0, ok+120(FP)
-	RET
-
-	// The bias epilogue and argmax (k > 0), over the scores just stored
-	// in dst. First pass, per chunk of 8 columns: t = row0·b, u = t + dst,
-	// v = u·s, each rounded (the operand order of the scalar Go expression
-	// s*(dst + b*row0), which decides which NaN comes out when two meet),
-	// with row0 the first row of w; dst = v on live columns (column < k)
-	// and 0 on padding; a running maximum M of v over live columns.
-	// VMAXPS returns its second source when either source is NaN, and M
-	// is never NaN, so NaN scores are passed over. If dst[0] is NaN the
-	// answer is 0; otherwise M is a live non-NaN score, and the answer is
-	// the first column whose stored score equals M (ordered equality: the
-	// scan's first maximum, -0 and +0 being equal; padding columns come
-	// after every live one).
-	//
-	// Registers: DI dst, SI row0, DX strideBytes, R10 byte offset, Y9
-	// running maximum, Y10 -Inf, Y11 eight int32 8s, Y12 column numbers of
-	// the chunk, Y13 k, Y14 s, Y15 b.
-epilogue:
-	// row0 must lie inside w (an empty x is accepted without a row).
+// func scoresC8W16AVX2(dst, w []float32, idx []uint16, codes []uint8, k int, s, b float32, dict *[256]float32) (best int, ok bool)
+//
+// scoresAVX2 over 2-byte indices and value codes: val[i] = dict[codes[i]].
+// The unrolled loops load the codes of four nonzeros with one MOVL into
+// R14 and take them from its low byte, shifting (the kernel is bound by
+// loads); the byte goes through AX before the nonzero's index load.
+// Extra registers: R15 dict, R14 codes.
+#define SC_IDX(k) IDX16(k, fail)
+#define SC_ROW(k, bc) IDX16(k, fail); VALC8(k, bc)
+#define SC_LOAD4(tmp) MOVL	(CX)(R11*1), R14
+#define SC_VAL(k, imm, tmp, bc) \
+	MOVBLZX	R14B, AX; \
+	SHRL	$8, R14; \
+	VBROADCASTSS	(R15)(AX*4), bc
+#define SC_BEST 120
+#define SC_OK 128
+TEXT ·scoresC8W16AVX2(SB), NOSPLIT, $0-129
+	MOVQ	dst_base+0(FP), DI
+	MOVQ	dst_len+8(FP), DX
+	MOVQ	w_base+24(FP), SI
 	MOVQ	w_len+32(FP), R8
-	SHLQ	$2, R8
-	CMPQ	R8, DX
-	JB	fail
-	VPBROADCASTD	k+96(FP), Y13
-	VBROADCASTSS	s+104(FP), Y14
-	VBROADCASTSS	b+108(FP), Y15
-	VMOVDQU	lanes<>(SB), Y12
-	MOVL	$8, AX
-	MOVQ	AX, X11
-	VPBROADCASTD	X11, Y11
-	MOVL	$0xff800000, AX
-	MOVQ	AX, X10
-	VPBROADCASTD	X10, Y10
-	VMOVAPS	Y10, Y9
-	XORQ	R10, R10
-
-bmscore:
-	VMOVUPS	(SI)(R10*1), Y0
-	VMULPS	Y15, Y0, Y0
-	VADDPS	(DI)(R10*1), Y0, Y0
-	VMULPS	Y14, Y0, Y0
-	VPCMPGTD	Y12, Y13, Y1
-	VANDPS	Y1, Y0, Y2
-	VMOVUPS	Y2, (DI)(R10*1)
-	VBLENDVPS	Y1, Y0, Y10, Y3
-	VMAXPS	Y9, Y3, Y9
-	VPADDD	Y11, Y12, Y12
-	ADDQ	$32, R10
-	CMPQ	R10, DX
-	JB	bmscore
-
-	VMOVSS	(DI), X0
-	VUCOMISS	X0, X0
-	JPS	bmzero
-	VEXTRACTF128	$1, Y9, X1
-	VMAXPS	X1, X9, X9
-	VPERMILPS	$0x4e, X9, X1
-	VMAXPS	X1, X9, X9
-	VPERMILPS	$0xb1, X9, X1
-	VMAXPS	X1, X9, X9
-	VBROADCASTSS	X9, Y9
-
-	// The chunks are searched from the last to the first, without a
-	// data-dependent branch: BX ends as the first match of the lowest
-	// chunk that has one.
-	XORQ	BX, BX
-	MOVQ	DX, R10
-	MOVQ	DX, CX
-	SHRQ	$2, CX
-
-bmfind:
-	SUBQ	$32, R10
-	SUBQ	$8, CX
-	VCMPPS	$0, (DI)(R10*1), Y9, Y1
-	VMOVMSKPS	Y1, AX
-	BSFL	AX, AX
-	LEAQ	(AX)(CX*1), AX
-	CMOVQNE	AX, BX
-	TESTQ	R10, R10
-	JNZ	bmfind
-	VZEROUPPER
-	MOVQ	BX, best+112(FP)
-	MOVB	$1, ok+120(FP)
-	RET
-
-bmzero:
-	VZEROUPPER
-	MOVQ	$0, best+112(FP)
-	MOVB	$1, ok+120(FP)
-	RET
-
-// AO_ROW loads idx[i+k] and val[i+k] for the k-th nonzero of an unrolled
-// step: AX = row offset (bounds-checked), bc = broadcast x value.
-#define AO_ROW(k, bc) \
-	MOVL	(4*k)(BX)(R11*4), AX; \
-	IMULQ	DX, AX; \
-	CMPQ	AX, R8; \
-	JA	aofail; \
-	VBROADCASTSS	(4*k)(CX)(R11*4), bc
+	MOVQ	idx_base+48(FP), BX
+	MOVQ	idx_len+56(FP), R9
+	MOVQ	codes_base+72(FP), CX
+	MOVQ	dict+112(FP), R15
+#include "kernel_scores_amd64.h"
 
 // AO_CHUNK performs w[off:off+8] += bc·c[off:off+8] for the current row,
 // with the c chunk in register cr, using tmp.
@@ -545,6 +127,8 @@ bmzero:
 // gives the sequential result. For strides of one and two chunks c stays
 // in registers; wider strides loop over the chunks, reading c from L1.
 // Extra registers: SI w, R12 c, R13 w + row offset, R10 chunk offset.
+#define AO_ROW(k, bc) IDX32(k, aofail); VALF32(k, bc)
+#define AO_OK 96
 TEXT ·addOuterAVX2(SB), NOSPLIT, $0-97
 	MOVQ	w_base+0(FP), SI
 	MOVQ	w_len+8(FP), R8
@@ -553,68 +137,24 @@ TEXT ·addOuterAVX2(SB), NOSPLIT, $0-97
 	MOVQ	idx_base+48(FP), BX
 	MOVQ	idx_len+56(FP), R9
 	MOVQ	val_base+72(FP), CX
-	XORQ	R11, R11
-	TESTQ	R9, R9
-	JZ	aodone
-	SHLQ	$2, DX
-	SHLQ	$2, R8
-	SUBQ	DX, R8
-	JCS	aofailnovec
-	CMPQ	DX, $32
-	JEQ	ao1
-	CMPQ	DX, $64
-	JEQ	ao2
+#include "kernel_addouter_amd64.h"
 
-aoloop:
-	AO_ROW(0, Y8)
-	LEAQ	(SI)(AX*1), R13
-	XORQ	R10, R10
+#undef AO_ROW
+#undef AO_OK
 
-aochunk:
-	VMOVUPS	(R12)(R10*1), Y9
-	VFMADD213PS	(R13)(R10*1), Y8, Y9
-	VMOVUPS	Y9, (R13)(R10*1)
-	ADDQ	$32, R10
-	CMPQ	R10, DX
-	JB	aochunk
-	INCQ	R11
-	CMPQ	R11, R9
-	JB	aoloop
-	JMP	aodone
-
-ao1:
-	VMOVUPS	(R12), Y0
-
-ao1loop:
-	AO_ROW(0, Y8)
-	AO_CHUNK(0, Y0, Y8, Y10)
-	INCQ	R11
-	CMPQ	R11, R9
-	JB	ao1loop
-	JMP	aodone
-
-ao2:
-	VMOVUPS	(R12), Y0
-	VMOVUPS	32(R12), Y1
-
-ao2loop:
-	AO_ROW(0, Y8)
-	AO_CHUNK(0, Y0, Y8, Y10)
-	AO_CHUNK(32, Y1, Y8, Y11)
-	INCQ	R11
-	CMPQ	R11, R9
-	JB	ao2loop
-
-aodone:
-	VZEROUPPER
-	MOVB	$1, ok+96(FP)
-	RET
-
-aofail:
-	VZEROUPPER
-
-aofailnovec:
-	MOVB	$0, ok+96(FP)
-	RET
-
-
+// func addOuterC8W16AVX2(w, c []float32, idx []uint16, codes []uint8, dict *[256]float32) (ok bool)
+//
+// addOuterAVX2 over 2-byte indices and value codes: val[i] = dict[codes[i]].
+// Extra registers: R15 dict, R14 the code being looked up.
+#define AO_ROW(k, bc) IDX16(k, aofail); VALC8(k, bc)
+#define AO_OK 104
+TEXT ·addOuterC8W16AVX2(SB), NOSPLIT, $0-105
+	MOVQ	w_base+0(FP), SI
+	MOVQ	w_len+8(FP), R8
+	MOVQ	c_base+24(FP), R12
+	MOVQ	c_len+32(FP), DX
+	MOVQ	idx_base+48(FP), BX
+	MOVQ	idx_len+56(FP), R9
+	MOVQ	codes_base+72(FP), CX
+	MOVQ	dict+96(FP), R15
+#include "kernel_addouter_amd64.h"

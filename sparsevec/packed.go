@@ -27,8 +27,10 @@ import (
 // stay in the L1 cache while the kernels Matrix.Scores, AddToFace and
 // AddOuter read them); a row of 4-byte indices and values is returned
 // without a copy, as CSR.Row returns it. Decoding costs time per row
-// (about 0.1 ns per index and 0.3 ns per code on the machines measured):
-// the compact encodings trade it for memory.
+// (about 0.1 ns per index and 0.3 ns per code on the machines measured).
+// A row of 2-byte indices and codes is also available undecoded
+// (CodedRow), for the Matrix methods that read it in place
+// (ScoresArgmaxCoded, AddToFaceCoded, AddOuterCoded).
 type Packed struct {
 	labels []float32
 	ptr    []int // len(labels)+1; ptr[0] == 0
