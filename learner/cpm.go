@@ -42,7 +42,13 @@ var cpmLearner = &registration{
 		{Name: "reshuffle", Kind: boolFlag, Default: "false", Usage: "draw a fresh permutation every epoch (default: one shuffled order repeated)"},
 		{Name: "double-sided", Kind: boolFlag, Default: "false", Usage: "train two polytopes (one per class inside) and score f_outer - f_inner (the default in memory without -C and --lambda)"},
 		{Name: "single-sided", Kind: boolFlag, Default: "false", Usage: "one polytope around the inner label even without -C and --lambda (with -C or --lambda, and with --stream, one polytope is the default)"},
-		{Name: "compact", Kind: boolFlag, Default: "false", Usage: "keep the shuffled in-memory training rows in 3 bytes per nonzero when they fit (indices below 65536, at most 256 distinct values; MNIST) instead of 8, decoding each row before its step: the same model in less memory, each step slower by the decoding"},
+		{Name: "compact", Kind: stringFlag, Default: "auto", Usage: "how the shuffled in-memory training rows are kept (the model is the same): auto (2-byte indices when every index is below 65536, and 1-byte value codes when the rows also hold at most 256 distinct values, which the kernels read directly: MNIST in 3 bytes per nonzero instead of 8), no (4-byte indices and values), or yes (also 1-byte codes beside 4-byte indices, decoded before each step: least memory, slower steps)",
+			Check: func(f *Flags) error {
+				if _, err := parseCompaction(f.String("compact")); err != nil {
+					return err
+				}
+				return nil
+			}},
 		{Name: "ovo", Kind: boolFlag, Default: "false", Usage: "one-vs-one multiclass: a binary CPM per pair of labels, majority vote"},
 		{Name: "workers", Kind: intFlag, Default: "0", Usage: "polytopes trained at once (default GOMAXPROCS)",
 			Check: func(f *Flags) error {
@@ -61,7 +67,7 @@ var cpmLearner = &registration{
 		c.K, c.Iterations = firstK(f), f.Int64("iterations")
 		c.C, c.Lambda, c.Entropy, c.CostRatio = f.Float("C"), f.Float("lambda"), f.Float("entropy"), f.Float("cost_ratio")
 		c.Reshuffle, c.DoubleSided, c.Workers = f.Bool("reshuffle"), f.Bool("double-sided"), f.Int("workers")
-		c.Compact = f.Bool("compact")
+		c.Compact, _ = parseCompaction(f.String("compact"))
 		c.Bias, c.NoBias = f.Float("bias"), f.Float("bias") == 0
 		return c, nil
 	},
@@ -178,4 +184,14 @@ func finiteNonNeg(flagText, name, note string) func(f *Flags) error {
 		}
 		return nil
 	}
+}
+
+// parseCompaction parses --compact.
+func parseCompaction(s string) (sgd.Compaction, error) {
+	for _, c := range []sgd.Compaction{sgd.CompactAuto, sgd.CompactNo, sgd.CompactYes} {
+		if s == c.String() {
+			return c, nil
+		}
+	}
+	return 0, fmt.Errorf("--compact %s: want auto, yes or no", s)
 }

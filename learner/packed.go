@@ -30,10 +30,7 @@ func (s Spec) Packable() bool {
 // (sgd.Config.Compact): the Packing to append them to a Packer with for
 // TrainPacked.
 func (s Spec) Packing() sparsevec.Packing {
-	if config[CPMConfig](s.Config).Compact {
-		return sparsevec.PackCompact
-	}
-	return 0
+	return config[CPMConfig](s.Config).Compact.Packing()
 }
 
 // TrainPacked is Train of a Packable spec on the rows appended to rows,

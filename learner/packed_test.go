@@ -61,8 +61,8 @@ func TestTrainPackedMatchesTrain(t *testing.T) {
 	}{
 		{"auto-none", grey, base, scale.Auto},
 		{"auto-maxabs", wide, base, scale.Auto},
-		{"standard-compact", grey, CPMConfig{Config: sgd.Config{K: 3, Iterations: 3000, C: 1, Seed: 3, Compact: true}}, scale.Standard},
-		{"default-lambda", grey, CPMConfig{Config: sgd.Config{K: 2, Seed: 4, Compact: true}, DefaultLambda: true}, scale.Auto},
+		{"standard-compact", grey, CPMConfig{Config: sgd.Config{K: 3, Iterations: 3000, C: 1, Seed: 3, Compact: sgd.CompactYes}}, scale.Standard},
+		{"default-lambda", grey, CPMConfig{Config: sgd.Config{K: 2, Seed: 4, Compact: sgd.CompactYes}, DefaultLambda: true}, scale.Auto},
 		{"ovo", multi, CPMConfig{Config: sgd.Config{K: 2, Iterations: 2000, C: 1, Seed: 5, DoubleSided: true}, OvO: true}, scale.MaxAbs},
 	}
 	for _, c := range cases {

@@ -9,8 +9,8 @@ import (
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
-// Compact rows (2-byte indices, 1-byte codes) give the models of 4-byte
-// rows byte for byte: binary single- and double-sided, with reshuffle, and
+// Compact rows (2-byte indices, 1-byte codes; auto and yes) give the
+// models of 4-byte rows byte for byte: binary single- and double-sided, with reshuffle, and
 // one-vs-one, on values that fit a code (grey levels) and values that do
 // not (the compact copy keeps float32 values).
 func TestCompactSameModel(t *testing.T) {
@@ -34,7 +34,7 @@ func TestCompactSameModel(t *testing.T) {
 					data.Val[i] = float32(int(v*255)&255) / 255
 				}
 			}
-			train := func(compact bool) *model.Model {
+			train := func(compact Compaction) *model.Model {
 				cfg := c.cfg
 				cfg.Compact = compact
 				var (
@@ -51,8 +51,11 @@ func TestCompactSameModel(t *testing.T) {
 				}
 				return m
 			}
-			if !bytes.Equal(modelBytes(t, train(false)), modelBytes(t, train(true))) {
-				t.Errorf("grey %v, %s: the compact copy gives another model", grey, c.name)
+			want := modelBytes(t, train(CompactNo))
+			for _, compact := range []Compaction{CompactAuto, CompactYes} {
+				if !bytes.Equal(want, modelBytes(t, train(compact))) {
+					t.Errorf("grey %v, %s: --compact %s gives another model than no", grey, c.name, compact)
+				}
 			}
 		}
 	}

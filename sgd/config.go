@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/polyhedral/cpm/model"
+	"github.com/polyhedral/cpm/sparsevec"
 )
 
 // Config holds the hyperparameters of CPM training. The zero value is
@@ -83,16 +84,10 @@ type Config struct {
 	// zero value validates nothing.
 	Valid Validation
 
-	// Compact stores the shuffled copy of in-memory training rows in the
-	// compact encodings of sparsevec.PackCompact: 2-byte indices when
-	// every index is below 65536, 1-byte codes when the rows hold at most
-	// 256 distinct values (MNIST: 3 bytes per nonzero instead of 8), and
-	// decodes each row before its step. The steps, and so the model, are
-	// the same; the copy takes 3/8 of the memory and each step takes
-	// longer by the decoding (about 0.5 ns per nonzero on the machines
-	// measured, 30 % of an MNIST step). If false, the copy keeps 4-byte
-	// indices and values and steps read it in place.
-	Compact bool
+	// Compact chooses the encoding of the shuffled copy of in-memory
+	// training rows (see Compaction); the zero value is CompactAuto. The
+	// steps, and so the model, are the same in every encoding.
+	Compact Compaction
 
 	// Runner, if set, trains the polytopes of Train and TrainOvO elsewhere
 	// (see Runner); Workers then does not bound them (up to 4096 are asked
@@ -174,4 +169,47 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("sgd: validation every %d steps with patience %d, want >= 0", c.Valid.Every, c.Valid.Patience)
 	}
 	return c, nil
+}
+
+// Compaction is how the shuffled copy of in-memory training rows is
+// stored (sparsevec.Packing).
+type Compaction uint8
+
+const (
+	// CompactAuto stores 2-byte indices when every index is below 65536,
+	// and 1-byte codes into a dictionary when, in addition, the rows hold
+	// at most 256 distinct values (sparsevec.PackCompact|PackDirect):
+	// MNIST takes 3 bytes per nonzero instead of 8, and the kernels read
+	// codes directly (sparsevec.CodedRow), so a step costs what it costs
+	// on 4-byte rows. 2-byte indices with float32 values are widened
+	// before each step (about 10 ns per MNIST-sized row).
+	CompactAuto Compaction = iota
+	// CompactNo stores 4-byte indices and float32 values, read in place.
+	CompactNo
+	// CompactYes stores every compact encoding that fits
+	// (sparsevec.PackCompact), also 1-byte codes beside 4-byte indices,
+	// which are decoded before each step (about 0.5 ns per nonzero).
+	CompactYes
+)
+
+// Packing returns the sparsevec encodings of c.
+func (c Compaction) Packing() sparsevec.Packing {
+	switch c {
+	case CompactNo:
+		return 0
+	case CompactYes:
+		return sparsevec.PackCompact
+	}
+	return sparsevec.PackCompact | sparsevec.PackDirect
+}
+
+// String returns auto, no or yes.
+func (c Compaction) String() string {
+	switch c {
+	case CompactNo:
+		return "no"
+	case CompactYes:
+		return "yes"
+	}
+	return "auto"
 }

@@ -560,18 +560,14 @@ type trainRows struct {
 }
 
 // shuffled returns the rows of data as the polytopes of a run read them:
-// copied (sparsevec.Pack, compact with cfg.Compact) in the order of the
+// copied (sparsevec.Pack, encoded by cfg.Compact) in the order of the
 // one seeded shuffle, so that an epoch reads memory sequentially. With
 // cfg.Runner set the rows are neither shuffled nor copied.
 func shuffled(cfg Config, data *sparsevec.CSR) trainRows {
 	if cfg.Runner != nil {
 		return trainRows{labels: data.Labels, dim: data.Dim}
 	}
-	var mode sparsevec.Packing
-	if cfg.Compact {
-		mode = sparsevec.PackCompact
-	}
-	return packedRows(sparsevec.Pack(data, permutation(data.Rows(), cfg.Seed, shuffleStream), mode))
+	return packedRows(sparsevec.Pack(data, permutation(data.Rows(), cfg.Seed, shuffleStream), cfg.Compact.Packing()))
 }
 
 // packedRows returns the training rows of p.

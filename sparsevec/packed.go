@@ -184,6 +184,11 @@ const (
 	PackCodes
 	// PackCompact is both.
 	PackCompact = PackNarrow | PackCodes
+	// PackDirect keeps 1-byte codes only with 2-byte indices: the one
+	// compact form the SGD kernels read without decoding (CodedRow), so
+	// that rows are never decoded before their step. With PackCompact it
+	// is the compaction a training copy gets by default.
+	PackDirect Packing = 1 << 2
 )
 
 // Pack returns the rows perm[0], perm[1], ... of m packed with the
@@ -226,6 +231,9 @@ func Pack(m *CSR, perm []int32, mode Packing) *Packed {
 		p.idx16 = make([]uint16, nnz)
 	} else {
 		p.idx32, p.wide = make([]uint32, nnz), true
+	}
+	if coded && p.wide && mode&PackDirect != 0 {
+		coded = false
 	}
 	if coded {
 		p.dict, p.ncodes = d.values(), d.n

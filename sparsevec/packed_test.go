@@ -291,3 +291,48 @@ func TestPackerBlocksAndMap(t *testing.T) {
 		checkPacked(t, b.Shuffle(perm), want, perm)
 	}
 }
+
+// PackDirect keeps 1-byte codes only beside 2-byte indices, in Pack and in
+// a Packer's Shuffle, and the rows come back the same.
+func TestPackDirect(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	narrowRows := greyRows(rng, 50, 785)
+	var wideRows CSR
+	for r := range 50 {
+		x := greyRows(rng, 1, 785).Row(0)
+		x.Idx, x.Val = append(x.Idx, 70000+uint32(r)), append(x.Val, 1)
+		wideRows.Append(1, x)
+	}
+	identity := make([]int32, 50)
+	for i := range identity {
+		identity[i] = int32(i)
+	}
+	for _, c := range []struct {
+		name        string
+		m           *CSR
+		mode        Packing
+		wide, coded bool
+	}{
+		{"narrow direct", narrowRows, PackCompact | PackDirect, false, true},
+		{"wide direct", &wideRows, PackCompact | PackDirect, true, false},
+		{"wide compact", &wideRows, PackCompact, true, true},
+	} {
+		p := Pack(c.m, nil, c.mode)
+		b := NewPacker(c.mode)
+		b.Append(narrowRows.Permute(nil)) // an empty block
+		b.Append(c.m)
+		s := b.Shuffle(identity)
+		for _, got := range []*Packed{p, s} {
+			if got.Wide() != c.wide || got.Coded() != c.coded {
+				t.Errorf("%s: wide %v coded %v, want %v %v", c.name, got.Wide(), got.Coded(), c.wide, c.coded)
+			}
+			var buf Vector
+			for r := range c.m.Rows() {
+				x, want := got.Row(r, &buf), c.m.Row(r)
+				if !slices.Equal(x.Idx, want.Idx) || !slices.Equal(x.Val, want.Val) {
+					t.Fatalf("%s: row %d differs", c.name, r)
+				}
+			}
+		}
+	}
+}

@@ -97,7 +97,7 @@ func TestPackedErrorScaled(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mode := range []scale.Mode{scale.Standard, scale.MaxAbs, scale.MinMax, scale.None} {
-		for _, compact := range []bool{false, true} {
+		for _, compact := range []sgd.Compaction{sgd.CompactNo, sgd.CompactAuto, sgd.CompactYes} {
 			cfg := learner.CPMConfig{Config: sgd.Config{K: 3, Iterations: 3000, C: 1, Seed: 2, Compact: compact}}
 			s := learner.Spec{Config: &cfg, Scale: mode}
 			rows, err := src.Pack(s.Packing())
