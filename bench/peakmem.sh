@@ -9,7 +9,8 @@
 # page cache's folio sizes (the same binary measured 37 and 48 MB on a
 # 100-row file), so the anonymous peak is the figure to compare across
 # programs. It is sampled every ~2 ms from /proc/PID/status (RssAnon), so a
-# peak shorter than that can be missed; VmHWM is exact.
+# peak shorter than that can be missed; VmHWM is exact. The sampling loop
+# costs CPU of its own: time CMD itself, not this script, for CPU figures.
 #
 # Output on stderr: peak_rss_kb peak_anon_kb peak_file_kb (the last two
 # sampled), then CMD's exit status is returned.
@@ -17,6 +18,7 @@ set -u
 "$@" &
 pid=$!
 anon=0 file=0 hwm=0
+exec {never}<> <(:) # a descriptor that never has data: read -t sleeps without forking
 while kill -0 "$pid" 2>/dev/null; do
 	while read -r k v _; do
 		case $k in
@@ -25,7 +27,7 @@ while kill -0 "$pid" 2>/dev/null; do
 		RssFile:) ((v > file)) && file=$v ;;
 		esac
 	done <"/proc/$pid/status" 2>/dev/null
-	sleep 0.002
+	read -rt 0.002 -u "$never" _ || true
 done
 wait "$pid"
 rc=$?

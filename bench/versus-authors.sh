@@ -12,7 +12,8 @@
 # the URL-like file is generated (cpm gen url --rows 400000 --seed 1).
 #
 # Prints one line per run: job, tool, CPU seconds (user+sys), wall
-# seconds, peak RSS and peak anonymous memory in MB (bench/peakmem.sh).
+# seconds and peak RSS (/usr/bin/time), and the peak anonymous memory in MB
+# of a second run (bench/peakmem.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -23,15 +24,14 @@ trap 'rm -rf "$tmp"' EXIT
 zstd -dq data/mnist2.train.libsvm.zst -o "$tmp/mnist2.libsvm"
 "$ours" gen url --rows 400000 --seed 1 -o "$tmp/url.libsvm" 2>/dev/null
 
-run() { # job tool cmd...
+run() { # job tool cmd...: CPU, wall and peak RSS from one run, the
+	# anonymous peak from a second one under bench/peakmem.sh (whose
+	# sampling would add to the CPU figure)
 	local job=$1 tool=$2
 	shift 2
-	local t
-	t=$( { /usr/bin/time -f '%U %S %e' bench/peakmem.sh "$@" >/dev/null 2>"$tmp/err"; } 2>&1 | tail -1)
-	local mem
-	mem=$(grep -o 'peak_rss_kb [0-9]* peak_anon_kb [0-9]*' "$tmp/err" | awk '{print $2, $4}')
-	read -r u s e <<<"$t"
-	read -r rss anon <<<"$mem"
+	local u s e rss anon
+	read -r u s e rss < <(/usr/bin/time -f '%U %S %e %M' "$@" 2>&1 >/dev/null | tail -1)
+	anon=$(bench/peakmem.sh "$@" 2>&1 >/dev/null | grep -o 'peak_anon_kb [0-9]*' | awk '{print $2}')
 	printf '%-22s %-7s cpu %6.2f s  wall %6.2f s  rss %6.1f MB  anon %6.1f MB\n' \
 		"$job" "$tool" "$(echo "$u + $s" | bc)" "$e" "$(echo "$rss/1024" | bc -l)" "$(echo "$anon/1024" | bc -l)"
 }
