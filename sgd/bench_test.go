@@ -4,18 +4,10 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/polyhedral/cpm/internal/cputime"
 	"github.com/polyhedral/cpm/learner/learnertest"
 	"github.com/polyhedral/cpm/sparsevec"
 )
-
-// reportCPU reports the process CPU time since cpu0 per iteration as
-// cpu-ns/<unit>: on a shared machine it varies less than the wall time,
-// which counts the time the benchmark waits for a core.
-func reportCPU(b *testing.B, cpu0 int64, unit string) {
-	if cpu := cpuTime() - cpu0; cpu0 > 0 && cpu > 0 {
-		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/"+unit)
-	}
-}
 
 // BenchmarkStep measures SGD steps of one K=10 polytope on MNIST-shaped
 // rows (the figure behind "steps/s" in the README); compact reads them
@@ -52,12 +44,12 @@ func BenchmarkStep(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				benchStep(p, src)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Msteps/s")
-			reportCPU(b, cpu0, "step")
+			cputime.Report(b, cpu0, "step")
 		})
 	}
 }
@@ -89,13 +81,13 @@ func BenchmarkStepK(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				x, y, id, _ := src.Next()
 				p.Step(x, y == 1, id)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Msteps/s")
-			reportCPU(b, cpu0, "step")
+			cputime.Report(b, cpu0, "step")
 		})
 	}
 }

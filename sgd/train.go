@@ -123,6 +123,9 @@ func (t *task) train(ctx context.Context, cfg Config, ck *taskCk, resume *taskSt
 	if err != nil {
 		return nil, err
 	}
+	if m, ok := src.(*memorySource); ok {
+		m.prefetchWeights(p.W) // after resume, which may replace p.W
+	}
 	vs := newStopper(t.valid, cfg)
 	end := cfg.Iterations // lowered by early stopping
 	if resume != nil && resume.Early != nil && vs != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/polyhedral/cpm/internal/cputime"
 )
 
 // Benchmarks of one SGD step's kernels on MNIST-like rows: D = 785 feature
@@ -59,9 +61,9 @@ func benchImpls(b *testing.B, bc *benchCase, f func(b *testing.B)) {
 			b.Run(impl.name, func(b *testing.B) {
 				defer impl.use()()
 				b.ReportAllocs()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				f(b)
-				reportCPU(b, cpu0)
+				cputime.Report(b, cpu0, "op")
 				bc.report(b)
 			})
 		}
