@@ -112,7 +112,7 @@ func scoresArgmaxCoded(dst, w []float32, k int, x CodedRow, s, b float32) int {
 	}
 	best, ok := scoresC8W16AVX2(dst, w, x.Idx, x.Codes, k, s, b, x.Dict)
 	if !ok {
-		panicIndex16(x.Idx, len(w)/len(dst))
+		panicIndex(x.Idx, len(w)/len(dst))
 	}
 	return best
 }
@@ -123,6 +123,6 @@ func addOuterCoded(w, c []float32, k int, x CodedRow) {
 		return
 	}
 	if !addOuterC8W16AVX2(w, c, x.Idx, x.Codes, x.Dict) {
-		panicIndex16(x.Idx, len(w)/len(c))
+		panicIndex(x.Idx, len(w)/len(c))
 	}
 }

@@ -1,7 +1,5 @@
 package sparsevec
 
-import "fmt"
-
 // CodedRow is a sparse row stored compactly, as Packed keeps rows under
 // PackCompact: nonzero i has feature index Idx[i] (ascending, as in a
 // Vector) and value Dict[Codes[i]]. The Matrix methods ScoresArgmaxCoded,
@@ -53,26 +51,7 @@ func (m *Matrix) checkCoded(x CodedRow) []float32 {
 	if x.Dict == nil && len(x.Idx) > 0 {
 		panic("sparsevec: coded row without a dictionary")
 	}
-	if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= m.D {
-		panicIndex16(x.Idx[n-1:], m.D)
-	}
-	n := m.D * m.Stride
-	if len(m.Data) < n {
-		panic("sparsevec: Matrix Data shorter than D·Stride")
-	}
-	return m.Data[:n:n]
-}
-
-// panicIndex16 is panicIndex for 2-byte indices.
-//
-//go:noinline
-func panicIndex16(idx []uint16, d int) {
-	for _, j := range idx {
-		if int(j) >= d {
-			panic(fmt.Sprintf("sparsevec: feature index %d out of range [0,%d)", j, d))
-		}
-	}
-	panic("sparsevec: feature index out of range")
+	return checkLast(m, x.Idx)
 }
 
 // ScoresArgmaxCoded is ScoresArgmax on the row x.

@@ -97,14 +97,20 @@ func (m *Matrix) Zero() { clear(m.Data) }
 // valid x; the kernels still bound every index by the clipped weights, so
 // an unsorted x with an index >= D panics instead of reaching past them.
 //
-// It is small enough to be inlined; the panics with formatted messages are
-// out of line in panicIndex.
+// The panics with formatted messages are out of line in panicIndex.
 func (m *Matrix) checkVec(x Vector) []float32 {
 	if len(x.Val) < len(x.Idx) {
 		panic("sparsevec: vector has fewer values than indices")
 	}
-	if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= m.D {
-		panicIndex(x.Idx[n-1:], m.D)
+	return checkLast(m, x.Idx)
+}
+
+// checkLast panics unless the last of the ascending indices idx is below
+// m.D, and returns the D·Stride weights with capacity clipped to length
+// (checkVec and checkCoded).
+func checkLast[I uint16 | uint32](m *Matrix, idx []I) []float32 {
+	if n := len(idx); n > 0 && int(idx[n-1]) >= m.D {
+		panicIndex(idx[n-1:], m.D)
 	}
 	n := m.D * m.Stride
 	if len(m.Data) < n {
@@ -118,7 +124,7 @@ func (m *Matrix) checkVec(x Vector) []float32 {
 // for an unsorted x.
 //
 //go:noinline
-func panicIndex(idx []uint32, d int) {
+func panicIndex[I uint16 | uint32](idx []I, d int) {
 	for _, j := range idx {
 		if int(j) >= d {
 			panic(fmt.Sprintf("sparsevec: feature index %d out of range [0,%d)", j, d))
