@@ -374,11 +374,10 @@ func (s *streamSource) Close() error {
 func (t *task) stepsCoded(cfg Config, p *polytope, src *memorySource, n int64) error {
 	for range n {
 		x, y, id := src.nextCoded()
-		if k := len(x.Idx); t.maxD > 0 && k > 0 && int(x.Idx[k-1]) >= p.W.D {
-			if int(x.Idx[k-1]) >= t.maxD {
-				return fmt.Errorf("%s: step %d: %w", t.name, p.t+1, rowsError(cfg, t.tasks, t.maxD, uint32(x.Idx[k-1])))
+		if k := len(x.Idx); k > 0 {
+			if err := t.fit(cfg, p, uint32(x.Idx[k-1])); err != nil {
+				return fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
 			}
-			p.W.GrowMax(int(x.Idx[k-1])+1, t.maxD)
 		}
 		p.stepCoded(x, y == t.outer, id)
 	}

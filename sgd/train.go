@@ -229,20 +229,28 @@ func (t *task) steps(cfg Config, p *polytope, src source, n int64) error {
 	}
 	for range n {
 		x, y, id, err := src.Next()
-		if err == nil && t.maxD > 0 {
-			if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= p.W.D {
-				if int(x.Idx[n-1]) >= t.maxD {
-					err = rowsError(cfg, t.tasks, t.maxD, x.Idx[n-1])
-				} else {
-					p.W.GrowMax(int(x.Idx[n-1])+1, t.maxD)
-				}
-			}
+		if err == nil && len(x.Idx) > 0 {
+			err = t.fit(cfg, p, x.Idx[len(x.Idx)-1])
 		}
 		if err != nil {
 			return fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
 		}
 		p.Step(x, y == t.outer, id)
 	}
+	return nil
+}
+
+// fit grows p.W, when the run bounds its rows (t.maxD > 0), to hold
+// feature last, a row's largest index; a feature at or beyond the bound
+// is an error (rowsError).
+func (t *task) fit(cfg Config, p *polytope, last uint32) error {
+	if t.maxD == 0 || int(last) < p.W.D {
+		return nil
+	}
+	if int(last) >= t.maxD {
+		return rowsError(cfg, t.tasks, t.maxD, last)
+	}
+	p.W.GrowMax(int(last)+1, t.maxD)
 	return nil
 }
 
