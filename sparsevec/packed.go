@@ -191,6 +191,11 @@ const (
 	PackDirect Packing = 1 << 2
 )
 
+// keepCodes reports whether rows whose values fit codes keep them beside
+// indices of the given width: always, unless mode has PackDirect and the
+// indices are wide.
+func (mode Packing) keepCodes(wide bool) bool { return mode&PackDirect == 0 || !wide }
+
 // Pack returns the rows perm[0], perm[1], ... of m packed with the
 // encodings of mode that fit them, in that order (perm nil: every row in
 // order): the copy a learner reads sequentially, as CSR.Permute lays it
@@ -232,9 +237,7 @@ func Pack(m *CSR, perm []int32, mode Packing) *Packed {
 	} else {
 		p.idx32, p.wide = make([]uint32, nnz), true
 	}
-	if coded && p.wide && mode&PackDirect != 0 {
-		coded = false
-	}
+	coded = coded && mode.keepCodes(p.wide)
 	if coded {
 		p.dict, p.ncodes = d.values(), d.n
 		p.codes = make([]uint8, nnz)

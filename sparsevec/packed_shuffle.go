@@ -295,9 +295,7 @@ func (b *Packer) layout(inv []int32) *Packed {
 	for i := range n {
 		out.ptr[i+1] += out.ptr[i]
 	}
-	if out.wide && b.mode&PackDirect != 0 {
-		coded = false
-	}
+	coded = coded && b.mode.keepCodes(out.wide)
 	nnz := out.ptr[n]
 	if out.wide {
 		out.idx32 = make([]uint32, nnz)
