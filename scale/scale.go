@@ -114,6 +114,9 @@ type Scaler struct {
 	// fillVal holds their scaled zero -shift/div.
 	fill    []uint32
 	fillVal []float32
+	// unshifted: every shift is +0 (maxabs; minmax on features whose
+	// minimum is 0), so x - shift is x and need not be read.
+	unshifted bool
 }
 
 // Mode returns the mode the statistics were fitted with (never Auto).
@@ -134,9 +137,16 @@ type stats struct {
 	rows, nnz   int
 	feat        []uint32 // the distinct stored features, ascending
 	at          []int32  // feature -> position + 1, when a table is worth it
-	count       []int
-	lo, hi, sum []float64
+	acc         []featStats
 	maxAbs      float64 // over all values
+}
+
+// featStats are one feature's sums, kept together: on wide data (millions
+// of features) each stored entry then touches one cache line of them, not
+// one per statistic.
+type featStats struct {
+	lo, hi, sum float64
+	count       int
 }
 
 // entries returns the stored indices and values of b.
@@ -179,26 +189,26 @@ func collect(blocks iter.Seq[*sparsevec.CSR]) *stats {
 		}
 	}
 	n := len(st.feat)
-	st.count, st.lo, st.hi, st.sum = make([]int, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	st.acc = make([]featStats, n)
 	for b := range blocks {
 		idx, val := entries(b)
 		for i, j := range idx {
-			k, v := st.pos(j), float64(val[i])
-			if st.count[k] == 0 || v < st.lo[k] {
-				st.lo[k] = v
+			a, v := &st.acc[st.pos(j)], float64(val[i])
+			if a.count == 0 || v < a.lo {
+				a.lo = v
 			}
-			if st.count[k] == 0 || v > st.hi[k] {
-				st.hi[k] = v
+			if a.count == 0 || v > a.hi {
+				a.hi = v
 			}
-			st.sum[k] += v
-			st.count[k]++
+			a.sum += v
+			a.count++
 			st.maxAbs = max(st.maxAbs, math.Abs(v))
 		}
 	}
-	for k, c := range st.count {
-		if c < st.rows { // some row lacks the feature: a zero takes part
-			st.lo[k] = min(st.lo[k], 0)
-			st.hi[k] = max(st.hi[k], 0)
+	for k := range st.acc {
+		if a := &st.acc[k]; a.count < st.rows { // some row lacks the feature: a zero takes part
+			a.lo = min(a.lo, 0)
+			a.hi = max(a.hi, 0)
 		}
 	}
 	return st
@@ -217,9 +227,9 @@ func (st *stats) pos(j uint32) int {
 // feature (by position) whose shift is nonzero, over the entries before.
 func (st *stats) growth(shifted func(k int) bool) float64 {
 	add := 0
-	for k, c := range st.count {
-		if st.lo[k] != st.hi[k] && shifted(k) {
-			add += st.rows - c
+	for k, a := range st.acc {
+		if a.lo != a.hi && shifted(k) {
+			add += st.rows - a.count
 		}
 	}
 	return float64(st.nnz+add) / float64(max(st.nnz, 1))
@@ -280,9 +290,9 @@ func (st *stats) auto() Mode {
 func shiftOf(mode Mode, st *stats, k int) float64 {
 	switch mode {
 	case MinMax:
-		return st.lo[k]
+		return st.acc[k].lo
 	case Standard:
-		return st.sum[k] / float64(st.rows)
+		return st.acc[k].sum / float64(st.rows)
 	}
 	return 0
 }
@@ -296,13 +306,14 @@ func (st *stats) scaler(mode Mode) *Scaler {
 	}
 	for k, j := range st.feat {
 		var shift, div float64
+		a := &st.acc[k]
 		switch mode {
 		case MaxAbs:
-			div = max(math.Abs(st.lo[k]), math.Abs(st.hi[k]))
+			div = max(math.Abs(a.lo), math.Abs(a.hi))
 		case MinMax:
-			shift, div = st.lo[k], st.hi[k]-st.lo[k]
+			shift, div = a.lo, a.hi-a.lo
 		case Standard:
-			shift, div = st.sum[k]/float64(st.rows), math.Sqrt(sq[k]/float64(st.rows))
+			shift, div = a.sum/float64(st.rows), math.Sqrt(sq[k]/float64(st.rows))
 		}
 		if div == 0 || math.IsInf(div, 0) || math.IsNaN(div) {
 			continue
@@ -323,9 +334,9 @@ func (st *stats) scaler(mode Mode) *Scaler {
 func (st *stats) squares() []float64 {
 	sq := make([]float64, len(st.feat))
 	mean := make([]float64, len(st.feat))
-	for k, c := range st.count {
-		mean[k] = st.sum[k] / float64(st.rows)
-		sq[k] = float64(st.rows-c) * mean[k] * mean[k]
+	for k, a := range st.acc {
+		mean[k] = a.sum / float64(st.rows)
+		sq[k] = float64(st.rows-a.count) * mean[k] * mean[k]
 	}
 	for b := range st.blocks {
 		idx, val := entries(b)
@@ -348,6 +359,7 @@ func (s *Scaler) prepare() {
 		}
 	}
 	s.fill, s.fillVal = nil, nil
+	s.unshifted = !slices.ContainsFunc(s.shift, func(v float64) bool { return v != 0 || math.Signbit(v) })
 	for i, j := range s.index {
 		if z := float32((0 - s.shift[i]) / s.div[i]); z != 0 {
 			s.fill = append(s.fill, j)
@@ -423,6 +435,24 @@ func (s *Scaler) appendKeptZero(idx []uint32, val []float32, xi []uint32, xv []f
 	oi, ov := idx[n:n+len(xi)], val[n:n+len(xi)]
 	slot, shift, div := s.slot, s.shift, s.div
 	m := 0
+	if s.unshifted {
+		// (x - (+0)) / div is x / div for every float64 x, -0 and NaN
+		// included; on wide data this saves a cache miss per entry.
+		for i, j := range xi {
+			if int(j) >= len(slot) {
+				continue
+			}
+			k := slot[j] - 1
+			if k < 0 {
+				continue
+			}
+			if v := float32(float64(xv[i]) / div[k]); v != 0 {
+				oi[m], ov[m] = j, v
+				m++
+			}
+		}
+		return idx[:n+m], val[:n+m]
+	}
 	for i, j := range xi {
 		if int(j) >= len(slot) {
 			continue
