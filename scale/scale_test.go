@@ -353,15 +353,23 @@ func TestAppendRowKeptZeroAsMerge(t *testing.T) {
 		if len(s.fill) > 0 && mode == MaxAbs {
 			t.Fatalf("%s: fill %v", mode, s.fill)
 		}
+		if s.unshifted != (mode == MaxAbs) { // minmax: these features' minima are below 0
+			t.Fatalf("%s: unshifted %v", mode, s.unshifted)
+		}
 		ref := *s
 		ref.slot = nil // binary search and the merge
 		for r := range train.Rows() {
 			x := train.Row(r)
 			x.Idx = append(slices.Clone(x.Idx), 70, 1000) // past the table
 			x.Val = append(slices.Clone(x.Val), 5, 0)
+			if len(x.Idx) > 2 { // a -0 and a NaN among the entries
+				x.Val[r%2] = float32(math.Copysign(0, -1))
+				x.Val[2] = float32(math.NaN())
+			}
 			gi, gv := s.AppendRow([]uint32{7}, []float32{7}, x)
 			wi, wv := ref.AppendRow([]uint32{7}, []float32{7}, x)
-			if !slices.Equal(gi, wi) || !slices.Equal(gv, wv) {
+			bits := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }
+			if !slices.Equal(gi, wi) || !slices.EqualFunc(gv, wv, bits) {
 				t.Fatalf("%s row %d: %v %v, want %v %v", mode, r, gi, gv, wi, wv)
 			}
 		}
