@@ -224,6 +224,7 @@ func Train(ctx context.Context, cfg Config, data *sparsevec.CSR) (*Perceptron, *
 	if err != nil {
 		return nil, nil, fmt.Errorf(errKernel+"%w", err)
 	}
+	defer t.cache.release()
 	rep, err := t.run(ctx, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf(errKernel+"%w", err)
@@ -321,6 +322,7 @@ func (t *kernelTrainer) run(ctx context.Context, cfg Config) (*Report, error) {
 	rep := &Report{}
 	order := linear.NewEpochOrder(t.n, cfg.Seed, kernelStream)
 	var polled int64 // t.evals when ctx was last polled
+	binary := t.nc == 1
 	for ep := range cfg.Epochs {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("epoch %d: %w", ep+1, err)
@@ -335,6 +337,9 @@ func (t *kernelTrainer) run(ctx context.Context, cfg Config) (*Report, error) {
 				if err := ctx.Err(); err != nil {
 					return nil, fmt.Errorf("epoch %d: %w", ep+1, err)
 				}
+			}
+			if binary && t.binaryCorrect(int(q)) {
+				continue
 			}
 			if t.step(int(q)) {
 				mistakes++
@@ -354,16 +359,23 @@ func (t *kernelTrainer) run(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
+// binaryCorrect reports whether binary training row q is on its side,
+// y_q·(f(x_q) + β) > 0: no mistake, nothing to update (false for a NaN
+// decision value, which step reports). y_q = 1 − 2·cls[q] needs no
+// branch, where the row order would make a branch on the label a coin
+// toss.
+func (t *kernelTrainer) binaryCorrect(q int) bool {
+	y := float64(1 - 2*t.cls[q])
+	return y*(t.f[q]+t.beta[0]) > 0
+}
+
 // step visits training row q: it reports whether q is a mistake and, if so,
 // applies the update. It does not allocate once the cache is full or holds
 // every row that will be a mistake.
 func (t *kernelTrainer) step(q int) bool {
 	n := t.n
 	if t.nc == 1 {
-		y := 1.0
-		if t.cls[q] != 0 {
-			y = -1
-		}
+		y := float64(1 - 2*t.cls[q])
 		fq := t.f[q] + t.beta[0]
 		if math.IsNaN(fq) {
 			t.err = fmt.Errorf("row %d: decision value is NaN", q)
@@ -486,99 +498,6 @@ func (t *kernelTrainer) result(k Kernel) *Perceptron {
 		}
 	}
 	return p
-}
-
-// kernelCache holds up to max kernel rows of length n, least recently used
-// evicted first. Slots are allocated on first use and then reused, so a
-// full cache does not allocate.
-type kernelCache struct {
-	n, max     int
-	slot       []int32 // per training row: its slot, or -1
-	owner      []int32 // per slot: its training row
-	prev, next []int32 // per slot: the LRU list, head most recent; -1 ends
-	head, tail int32
-	rows       [][]float64
-}
-
-func (c *kernelCache) init(n, max int) {
-	c.n, c.max = n, max
-	c.slot = make([]int32, n)
-	for i := range c.slot {
-		c.slot[i] = -1
-	}
-	c.head, c.tail = -1, -1
-}
-
-// get returns the slot of row q and whether it already holds the row; on a
-// miss the caller fills it. The slot becomes the most recent.
-func (c *kernelCache) get(q int) ([]float64, bool) {
-	if s := c.slot[q]; s >= 0 {
-		c.unlink(s)
-		c.pushFront(s)
-		return c.rows[s], true
-	}
-	var s int32
-	if len(c.rows) < c.max {
-		s = int32(len(c.rows))
-		c.rows = append(c.rows, make([]float64, c.n))
-		c.owner = append(c.owner, -1)
-		c.prev = append(c.prev, -1)
-		c.next = append(c.next, -1)
-	} else {
-		s = c.tail
-		c.unlink(s)
-		if o := c.owner[s]; o >= 0 { // -1 after drop
-			c.slot[o] = -1
-		}
-	}
-	c.owner[s] = int32(q)
-	c.slot[q] = s
-	c.pushFront(s)
-	return c.rows[s], false
-}
-
-// drop forgets row q (its slot stays allocated, at the back of the list).
-func (c *kernelCache) drop(q int) {
-	s := c.slot[q]
-	if s < 0 {
-		return
-	}
-	c.slot[q] = -1
-	c.owner[s] = -1
-	c.unlink(s)
-	// Append at the tail so it is the next slot reused.
-	c.prev[s], c.next[s] = c.tail, -1
-	if c.tail >= 0 {
-		c.next[c.tail] = s
-	} else {
-		c.head = s
-	}
-	c.tail = s
-}
-
-func (c *kernelCache) unlink(s int32) {
-	p, n := c.prev[s], c.next[s]
-	if p >= 0 {
-		c.next[p] = n
-	} else {
-		c.head = n
-	}
-	if n >= 0 {
-		c.prev[n] = p
-	} else {
-		c.tail = p
-	}
-	c.prev[s], c.next[s] = -1, -1
-}
-
-func (c *kernelCache) pushFront(s int32) {
-	c.prev[s], c.next[s] = -1, c.head
-	if c.head >= 0 {
-		c.prev[c.head] = s
-	} else {
-		c.tail = s
-	}
-	c.head = s
 }
 
 // Predictor predicts with a Perceptron. It holds scratch space, the
