@@ -21,7 +21,9 @@ import (
 // the nonzeros of both rows.
 //
 // A column with nonzeros in at least half of the rows is stored dense
-// (+0 for the absent entries) and swept by kvec.AddScaled: an absent
+// (+0 for the absent entries) and swept by kvec.AddScaledCols, the dense
+// columns of y's indices that no sparse column separates in one pass
+// (each dst[r] still gets its products in ascending index order): an absent
 // entry then adds (+0)·y_j = ±0 to a sum that is never −0 (it starts at +0,
 // and x + y is −0 only if both are), which leaves it unchanged as long as
 // y_j is finite; a y with a non-finite value (possible in prediction
@@ -38,6 +40,11 @@ type rowDots struct {
 	val    []float32 // value of each sparse entry
 	full   []int     // per column: offset of its dense copy in dense, or -1
 	dense  []float32 // the dense columns, Rows() values each
+	// The dense columns of a run of y's indices with no sparse column
+	// between them, swept together (kvec.AddScaledCols): their offsets in
+	// dense and y's values there. Capacity: the dense columns.
+	runOff []int
+	runA   []float64
 }
 
 // rowDotsMaxDim is the number of columns up to which a column-major copy
@@ -76,6 +83,7 @@ func newRowDots(m *sparsevec.CSR) rowDots {
 		d.colPtr[j+1] = d.colPtr[j] + c
 	}
 	d.dense = make([]float32, ndense*n)
+	d.runOff, d.runA = make([]int, 0, ndense), make([]float64, 0, ndense)
 	d.rowOf = make([]int32, d.colPtr[dim])
 	d.val = make([]float32, d.colPtr[dim])
 	next := count // reused: the next free sparse entry of each column
@@ -116,9 +124,10 @@ func (d *rowDots) dots(dst []float64, y sparsevec.Vector) {
 		}
 		v := float64(yv[i])
 		if o := d.full[j]; o >= 0 {
-			kvec.AddScaled(dst, d.dense[o:o+len(dst)], v)
+			d.runOff, d.runA = append(d.runOff, o), append(d.runA, v)
 			continue
 		}
+		d.flushRun(dst)
 		a, b := d.colPtr[j], d.colPtr[j+1]
 		rows, vals := d.rowOf[a:b], d.val[a:b]
 		vals = vals[:len(rows)]
@@ -127,4 +136,20 @@ func (d *rowDots) dots(dst []float64, y sparsevec.Vector) {
 			dst[r] += float64(float64(vals[k]) * v)
 		}
 	}
+	d.flushRun(dst)
+}
+
+// flushRun adds the pending run of dense columns into dst, each value's
+// products in column order, and empties the run.
+func (d *rowDots) flushRun(dst []float64) {
+	switch len(d.runOff) {
+	case 0:
+		return
+	case 1:
+		o := d.runOff[0]
+		kvec.AddScaled(dst, d.dense[o:o+len(dst)], d.runA[0])
+	default:
+		kvec.AddScaledCols(dst, d.dense, d.runOff, d.runA)
+	}
+	d.runOff, d.runA = d.runOff[:0], d.runA[:0]
 }

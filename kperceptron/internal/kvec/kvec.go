@@ -1,7 +1,8 @@
 // Package kvec holds the vector kernels of the kernel perceptron, each
 // bit-identical to the scalar loop it replaces: an in-place exponential
 // (math.Exp), the RBF kernel values of a row of inner products,
-// dst += float64(x)·a with the product and the sum each rounded, and the
+// dst += float64(x)·a with the product and the sum each rounded (for one
+// column x, or for several in turn in one pass over dst), and the
 // element-wise sum and difference of float64 slices. On
 // amd64 with AVX2 (and FMA, for Exp) they work on four values at a time;
 // IEEE arithmetic rounds each lane exactly as the scalar operation.
@@ -69,6 +70,25 @@ func AddScaled(dst []float64, x []float32, a float64) {
 	x = x[:len(dst)]
 	n := addScaledBlocks(dst, x, a)
 	addScaledGeneric(dst[n:], x[n:], a)
+}
+
+// AddScaledCols does AddScaled(dst, x[offs[k]:], a[k]) for each k in
+// turn, column k of x being the len(dst) values from offs[k]: every
+// dst[i] gets the rounded products of its columns added in column order,
+// bit for bit as the separate calls, in one pass over dst instead of one
+// per column. It panics if len(a) < len(offs) or a column runs past the
+// end of x.
+func AddScaledCols(dst []float64, x []float32, offs []int, a []float64) {
+	a = a[:len(offs)]
+	for _, o := range offs {
+		_ = x[o : o+len(dst)]
+	}
+	if addScaledColsBlocks(dst, x, offs, a) {
+		return
+	}
+	for k, o := range offs {
+		addScaledGeneric(dst, x[o:o+len(dst)], a[k])
+	}
 }
 
 func addScaledGeneric(dst []float64, x []float32, a float64) {

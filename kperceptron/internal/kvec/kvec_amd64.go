@@ -49,6 +49,23 @@ func addScaledBlocks(dst []float64, x []float32, a float64) int {
 	return len(dst) &^ 7
 }
 
+// addScaledColsAVX2 sets dst[i] += float64(x[offs[k]+i])·a[k] for each
+// column k in turn, for every i < len(dst); len(a) >= len(offs) and
+// offs[k] + len(dst) <= len(x) for every k.
+//
+//go:noescape
+func addScaledColsAVX2(dst []float64, x []float32, offs []int, a []float64)
+
+// addScaledColsBlocks does AddScaledCols and reports true, or reports
+// false without AVX2.
+func addScaledColsBlocks(dst []float64, x []float32, offs []int, a []float64) bool {
+	if !useAVX2 {
+		return false
+	}
+	addScaledColsAVX2(dst, x, offs, a)
+	return true
+}
+
 // rbfAVX2 sets dst[i] = math.Exp(RBFArg(dst[i], xx[i], yy, gamma)) for
 // the whole blocks of 4 from the start of dst, stopping before a block
 // whose exponents expAVX2 would stop at, and returns how many values it

@@ -252,3 +252,55 @@ func TestAddKernelsPanicOnShortSource(t *testing.T) {
 		}()
 	}
 }
+
+// AddScaledCols equals the scalar loop of one AddScaled per column, in
+// column order, bit for bit, at every length (blocks of 16 and tails) and
+// for columns anywhere in x, overlapping or not.
+func TestAddScaledColsMatchesScalarLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, asm := range asmModes() {
+		t.Run(asm.name, func(t *testing.T) {
+			defer asm.set()()
+			for n := range 70 {
+				for range 20 {
+					dst := randF64(rng, n)
+					src := randF64(rng, 8)
+					x := make([]float32, 3*n+rng.IntN(5))
+					for i := range x {
+						x[i] = float32(src[rng.IntN(len(src))])
+					}
+					offs := make([]int, rng.IntN(6))
+					for k := range offs {
+						offs[k] = rng.IntN(len(x) - n + 1)
+					}
+					a := randF64(rng, len(offs)+rng.IntN(2))
+					want := append([]float64(nil), dst...)
+					for k, o := range offs {
+						for i := range want {
+							want[i] += float64(float64(x[o+i]) * a[k])
+						}
+					}
+					got := append([]float64(nil), dst...)
+					AddScaledCols(got, x, offs, a)
+					sameSlices(t, "AddScaledCols", got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestAddScaledColsPanicsOnShortInput(t *testing.T) {
+	for name, f := range map[string]func(){
+		"column past x": func() { AddScaledCols(make([]float64, 20), make([]float32, 30), []int{0, 11}, []float64{1, 2}) },
+		"short a":       func() { AddScaledCols(make([]float64, 20), make([]float32, 60), []int{0, 20}, []float64{1}) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
