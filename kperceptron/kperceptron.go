@@ -571,19 +571,23 @@ func (kp *Predictor) decisions(x sparsevec.Vector) []float64 {
 	clear(f)
 	nc := kp.nc
 	alpha := kp.p.Alpha
-	ks := kp.ks
-	if len(ks) > 0 {
+	if ks := kp.ks; len(ks) > 0 {
 		kp.dots.dots(ks, x)
-		kp.kf.finish(ks, kp.sq, xx)
-	}
-	// f_i = Σ_s α_s^i k(sv_s, x), summed in support-row order, in a
-	// register for each class in turn.
-	for i := range f {
-		var fi float64
-		for s, k := range ks {
-			fi += float64(alpha[s*nc+i]) * k
+		// f_i = Σ_s α_s^i k(sv_s, x), summed in support-row order: binary
+		// with the RBF kernel in the pass that computes the kernel values
+		// (kvec.RBFDot), else in a register for each class in turn.
+		if nc == 1 && kp.kf.kind == RBFKernel {
+			f[0] = kvec.RBFDot(ks, kp.sq, xx, kp.kf.gamma, alpha)
+		} else {
+			kp.kf.finish(ks, kp.sq, xx)
+			for i := range f {
+				var fi float64
+				for s, k := range ks {
+					fi += float64(alpha[s*nc+i]) * k
+				}
+				f[i] = fi
+			}
 		}
-		f[i] = fi
 	}
 	for i, b := range kp.p.Beta[:len(f)] {
 		f[i] += float64(b)

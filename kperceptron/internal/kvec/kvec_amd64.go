@@ -83,6 +83,23 @@ func rbfBlocks(dst, xx []float64, yy, gamma float64) int {
 	return rbfAVX2(dst, xx, yy, gamma)
 }
 
+// rbfDotAVX2 is rbfAVX2 that also adds float64(alpha[i])·dst[i] to acc
+// for every value it does, in index order; it returns how many values it
+// did and the sum. len(xx), len(alpha) >= len(dst).
+//
+//go:noescape
+func rbfDotAVX2(dst, xx []float64, yy, gamma float64, alpha []float32, acc float64) (done int, sum float64)
+
+// rbfDotBlocks does the vector part of RBFDot from acc and returns how
+// many values from the start of dst it did (a multiple of 4, possibly 0)
+// and the sum.
+func rbfDotBlocks(dst, xx []float64, yy, gamma float64, alpha []float32, acc float64) (int, float64) {
+	if !useAVX2 {
+		return 0, acc
+	}
+	return rbfDotAVX2(dst, xx, yy, gamma, alpha, acc)
+}
+
 // expBlocks returns how many values from the start of x were set to their
 // exponential (a multiple of 4, possibly 0).
 func expBlocks(x []float64) int {

@@ -16,3 +16,8 @@ func addScaledColsBlocks(dst []float64, x []float32, offs []int, a []float64) bo
 
 // rbfBlocks is the vector part of RBFKernel: none here.
 func rbfBlocks(dst, xx []float64, yy, gamma float64) int { return 0 }
+
+// rbfDotBlocks is the vector part of RBFDot: none here.
+func rbfDotBlocks(dst, xx []float64, yy, gamma float64, alpha []float32, acc float64) (int, float64) {
+	return 0, acc
+}

@@ -241,6 +241,7 @@ func TestAddKernelsPanicOnShortSource(t *testing.T) {
 		"AddScaled": func() { AddScaled(make([]float64, 9), make([]float32, 8), 1) },
 		"Add":       func() { Add(make([]float64, 9), make([]float64, 8)) },
 		"Sub":       func() { Sub(make([]float64, 9), make([]float64, 8)) },
+		"RBFDot":    func() { RBFDot(make([]float64, 9), make([]float64, 9), 1, 1, make([]float32, 8)) },
 	} {
 		func() {
 			defer func() {
@@ -302,5 +303,49 @@ func TestAddScaledColsPanicsOnShortInput(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+// RBFDot equals RBFKernel followed by the scalar loop of rounded products
+// summed in index order, bit for bit, with inner products that leave the
+// vector path (NaN, ±Inf, huge) anywhere in the row.
+func TestRBFDotMatchesScalarLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, asm := range asmModes() {
+		t.Run(asm.name, func(t *testing.T) {
+			defer asm.set()()
+			for n := range 40 {
+				for range 200 {
+					xx := make([]float64, n+rng.IntN(2))
+					dot := make([]float64, n)
+					alpha := make([]float32, n+rng.IntN(2))
+					yy := rng.ExpFloat64() * 3
+					gamma := []float64{1e-3, 0.5, 2, 50}[rng.IntN(4)]
+					for i := range dot {
+						xx[i] = rng.ExpFloat64() * 3
+						dot[i] = (rng.Float64()*2 - 1) * math.Sqrt(xx[i]*yy)
+						if rng.IntN(30) == 0 {
+							dot[i] = []float64{math.NaN(), math.Inf(1), math.Inf(-1), -1e300}[rng.IntN(4)]
+						}
+					}
+					for i := range alpha {
+						alpha[i] = float32(rng.IntN(41) - 20)
+						if rng.IntN(3) == 0 {
+							alpha[i] = float32(rng.NormFloat64() * 1e3)
+						}
+					}
+					kern := append([]float64(nil), dot...)
+					RBFKernel(kern, xx, yy, gamma)
+					var want float64
+					for i, k := range kern {
+						want += float64(float64(alpha[i]) * k)
+					}
+					got := append([]float64(nil), dot...)
+					sum := RBFDot(got, xx, yy, gamma, alpha)
+					sameSlices(t, "RBFDot kernel values", got, kern)
+					sameSlices(t, "RBFDot sum", []float64{sum}, []float64{want})
+				}
+			}
+		})
 	}
 }
