@@ -40,9 +40,10 @@ type rowDots struct {
 	val    []float32 // value of each sparse entry
 	full   []int     // per column: offset of its dense copy in dense, or -1
 	dense  []float32 // the dense columns, Rows() values each
-	// The dense columns of a run of y's indices with no sparse column
-	// between them, swept together (kvec.AddScaledCols): their offsets in
-	// dense and y's values there. Capacity: the dense columns.
+	// Scratch of dots for a run of y's indices at dense columns with no
+	// sparse column between them, swept together (kvec.AddScaledCols):
+	// their offsets in dense and y's values there. Capacity: the dense
+	// columns.
 	runOff []int
 	runA   []float64
 }
@@ -115,19 +116,23 @@ func (d *rowDots) dots(dst []float64, y sparsevec.Vector) {
 		}
 		return
 	}
-	clear(dst)
 	dim := len(d.full)
 	yv := y.Val[:len(y.Idx)]
+	// The pending run of dense columns, in local slice headers over the
+	// scratch (appends within its capacity write no pointer to the heap).
+	offs, as := d.runOff[:0], d.runA[:0]
+	fresh := true // nothing added yet: dst's values are not read
 	for i, j := range y.Idx {
 		if int64(j) >= int64(dim) {
 			continue
 		}
 		v := float64(yv[i])
 		if o := d.full[j]; o >= 0 {
-			d.runOff, d.runA = append(d.runOff, o), append(d.runA, v)
+			offs, as = append(offs, o), append(as, v)
 			continue
 		}
-		d.flushRun(dst)
+		d.sweep(dst, offs, as, fresh)
+		offs, as, fresh = offs[:0], as[:0], false
 		a, b := d.colPtr[j], d.colPtr[j+1]
 		rows, vals := d.rowOf[a:b], d.val[a:b]
 		vals = vals[:len(rows)]
@@ -136,20 +141,20 @@ func (d *rowDots) dots(dst []float64, y sparsevec.Vector) {
 			dst[r] += float64(float64(vals[k]) * v)
 		}
 	}
-	d.flushRun(dst)
+	d.sweep(dst, offs, as, fresh)
 }
 
-// flushRun adds the pending run of dense columns into dst, each value's
-// products in column order, and empties the run.
-func (d *rowDots) flushRun(dst []float64) {
-	switch len(d.runOff) {
-	case 0:
-		return
-	case 1:
-		o := d.runOff[0]
-		kvec.AddScaled(dst, d.dense[o:o+len(dst)], d.runA[0])
-	default:
-		kvec.AddScaledCols(dst, d.dense, d.runOff, d.runA)
+// sweep adds the dense columns at offs, scaled by as, into dst, each
+// value's products in column order; if fresh, dst starts from +0 (with no
+// columns, it is cleared).
+func (d *rowDots) sweep(dst []float64, offs []int, as []float64, fresh bool) {
+	switch {
+	case fresh:
+		kvec.SetScaledCols(dst, d.dense, offs, as)
+	case len(offs) == 1:
+		o := offs[0]
+		kvec.AddScaled(dst, d.dense[o:o+len(dst)], as[0])
+	case len(offs) > 1:
+		kvec.AddScaledCols(dst, d.dense, offs, as)
 	}
-	d.runOff, d.runA = d.runOff[:0], d.runA[:0]
 }

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// func addScaledColsAVX2(dst []float64, x []float32, offs []int, a []float64)
+// func addScaledColsAVX2(dst []float64, x []float32, offs []int, a []float64, zero bool)
 //
 // For every i < len(dst), with k running over the columns in order:
 //
@@ -11,10 +11,11 @@
 // the product and the sum each rounded (VMULPD, VADDPD, and VMULSD,
 // VADDSD for the last len(dst) mod 4 values: no FMA): the operations of
 // one AddScaled pass per column, with dst held in registers across the
-// columns, sixteen values at a time, then four, then one. len(a) >=
-// len(offs) and every offs[k] + len(dst) <= len(x) (checked by the
+// columns, sixteen values at a time, then four, then one. With zero,
+// dst[i] starts from +0 instead of its value (which is not read). len(a)
+// >= len(offs) and every offs[k] + len(dst) <= len(x) (checked by the
 // caller).
-TEXT ·addScaledColsAVX2(SB), NOSPLIT, $0-96
+TEXT ·addScaledColsAVX2(SB), NOSPLIT, $0-97
 	MOVQ	dst_base+0(FP), DI
 	MOVQ	dst_len+8(FP), CX
 	MOVQ	x_base+24(FP), SI
@@ -22,16 +23,28 @@ TEXT ·addScaledColsAVX2(SB), NOSPLIT, $0-96
 	MOVQ	offs_len+56(FP), R10
 	MOVQ	a_base+72(FP), R9
 	MOVQ	CX, R12 // len(dst)
+	MOVBQZX	zero+96(FP), R13
 	ANDQ	$-16, CX
 	XORQ	AX, AX
 
 rows:
 	CMPQ	AX, CX
 	JAE	quads
+	TESTQ	R13, R13
+	JNZ	zero16
 	VMOVUPD	(DI)(AX*8), Y1
 	VMOVUPD	32(DI)(AX*8), Y2
 	VMOVUPD	64(DI)(AX*8), Y3
 	VMOVUPD	96(DI)(AX*8), Y4
+	JMP	start16
+
+zero16:
+	VXORPD	Y1, Y1, Y1
+	VXORPD	Y2, Y2, Y2
+	VXORPD	Y3, Y3, Y3
+	VXORPD	Y4, Y4, Y4
+
+start16:
 	LEAQ	(SI)(AX*4), DX // &x[i]
 	XORQ	BX, BX
 
@@ -70,7 +83,12 @@ quads: // then four values at a time
 quadrows:
 	CMPQ	AX, CX
 	JAE	singles
+	VXORPD	Y1, Y1, Y1
+	TESTQ	R13, R13
+	JNZ	start4
 	VMOVUPD	(DI)(AX*8), Y1
+
+start4:
 	LEAQ	(SI)(AX*4), DX
 	XORQ	BX, BX
 
@@ -96,7 +114,12 @@ singles:
 tail: // the last values, one at a time
 	CMPQ	AX, R12
 	JAE	done
+	VXORPD	X1, X1, X1
+	TESTQ	R13, R13
+	JNZ	start1
 	VMOVSD	(DI)(AX*8), X1
+
+start1:
 	LEAQ	(SI)(AX*4), DX
 	XORQ	BX, BX
 

@@ -106,12 +106,25 @@ func AddScaled(dst []float64, x []float32, a float64) {
 // per column. It panics if len(a) < len(offs) or a column runs past the
 // end of x.
 func AddScaledCols(dst []float64, x []float32, offs []int, a []float64) {
+	addScaledCols(dst, x, offs, a, false)
+}
+
+// SetScaledCols is clear(dst) followed by AddScaledCols(dst, x, offs, a),
+// bit for bit, in one pass that does not read dst.
+func SetScaledCols(dst []float64, x []float32, offs []int, a []float64) {
+	addScaledCols(dst, x, offs, a, true)
+}
+
+func addScaledCols(dst []float64, x []float32, offs []int, a []float64, zero bool) {
 	a = a[:len(offs)]
 	for _, o := range offs {
 		_ = x[o : o+len(dst)]
 	}
-	if addScaledColsBlocks(dst, x, offs, a) {
+	if len(offs) > 0 && addScaledColsBlocks(dst, x, offs, a, zero) {
 		return
+	}
+	if zero {
+		clear(dst)
 	}
 	for k, o := range offs {
 		addScaledGeneric(dst, x[o:o+len(dst)], a[k])

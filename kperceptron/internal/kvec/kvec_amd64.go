@@ -50,19 +50,20 @@ func addScaledBlocks(dst []float64, x []float32, a float64) int {
 }
 
 // addScaledColsAVX2 sets dst[i] += float64(x[offs[k]+i])·a[k] for each
-// column k in turn, for every i < len(dst); len(a) >= len(offs) and
-// offs[k] + len(dst) <= len(x) for every k.
+// column k in turn, for every i < len(dst), starting from dst[i] = +0
+// if zero; len(a) >= len(offs) and offs[k] + len(dst) <= len(x) for
+// every k.
 //
 //go:noescape
-func addScaledColsAVX2(dst []float64, x []float32, offs []int, a []float64)
+func addScaledColsAVX2(dst []float64, x []float32, offs []int, a []float64, zero bool)
 
-// addScaledColsBlocks does AddScaledCols and reports true, or reports
-// false without AVX2.
-func addScaledColsBlocks(dst []float64, x []float32, offs []int, a []float64) bool {
+// addScaledColsBlocks does AddScaledCols (SetScaledCols if zero) and
+// reports true, or reports false without AVX2.
+func addScaledColsBlocks(dst []float64, x []float32, offs []int, a []float64, zero bool) bool {
 	if !useAVX2 {
 		return false
 	}
-	addScaledColsAVX2(dst, x, offs, a)
+	addScaledColsAVX2(dst, x, offs, a, zero)
 	return true
 }
 

@@ -12,7 +12,9 @@ func addBlocks(dst, src []float64, sub bool) int { return 0 }
 func addScaledBlocks(dst []float64, x []float32, a float64) int { return 0 }
 
 // addScaledColsBlocks is the vector form of AddScaledCols: none here.
-func addScaledColsBlocks(dst []float64, x []float32, offs []int, a []float64) bool { return false }
+func addScaledColsBlocks(dst []float64, x []float32, offs []int, a []float64, zero bool) bool {
+	return false
+}
 
 // rbfBlocks is the vector part of RBFKernel: none here.
 func rbfBlocks(dst, xx []float64, yy, gamma float64) int { return 0 }

@@ -254,8 +254,8 @@ func TestAddKernelsPanicOnShortSource(t *testing.T) {
 	}
 }
 
-// AddScaledCols equals the scalar loop of one AddScaled per column, in
-// column order, bit for bit, at every length (blocks of 16 and tails) and
+// AddScaledCols and SetScaledCols equal the scalar loop of one AddScaled
+// per column, in column order, onto dst or onto +0, bit for bit, at every length (blocks of 16 and tails) and
 // for columns anywhere in x, overlapping or not.
 func TestAddScaledColsMatchesScalarLoop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
@@ -284,6 +284,21 @@ func TestAddScaledColsMatchesScalarLoop(t *testing.T) {
 					got := append([]float64(nil), dst...)
 					AddScaledCols(got, x, offs, a)
 					sameSlices(t, "AddScaledCols", got, want)
+
+					want = make([]float64, n) // +0
+					for k, o := range offs {
+						for i := range want {
+							want[i] += float64(float64(x[o+i]) * a[k])
+						}
+					}
+					got = append(got[:0], dst...) // garbage SetScaledCols must not read
+					for i := range got {
+						if i%3 == 0 {
+							got[i] = math.NaN()
+						}
+					}
+					SetScaledCols(got, x, offs, a)
+					sameSlices(t, "SetScaledCols", got, want)
 				}
 			}
 		})
