@@ -1,6 +1,9 @@
 package kperceptron
 
-import "sync"
+import (
+	"sync"
+	"unsafe"
+)
 
 // kernelCache holds up to max kernel rows of length n, least recently used
 // evicted first. A slot's row is carved from the cache's rowStore on first
@@ -12,24 +15,26 @@ type kernelCache struct {
 	prev, next []int32 // per slot: the LRU list, head most recent; -1 ends
 	head, tail int32
 	rows       [][]float64
-	store      *rowStore // where the rows come from; nil after release
+	store      *rowStore // where the rows come from
 }
 
-func (c *kernelCache) init(n, max int) {
+// init sets up an empty cache in the memory of mem, which the cache
+// keeps using until mem is released.
+func (c *kernelCache) init(n, max int, mem *trainMemory) {
 	c.n, c.max = n, max
-	c.slot = make([]int32, n)
+	c.slot = grow(&mem.slot, n)
 	for i := range c.slot {
 		c.slot[i] = -1
 	}
+	c.owner, c.prev, c.next, c.rows = mem.owner[:0], mem.prev[:0], mem.next[:0], mem.rowHdr[:0]
 	c.head, c.tail = -1, -1
-	c.store = getRowStore()
+	c.store = &mem.rows
 }
 
-// release hands the cache's row memory to later caches; the cache must
-// not be used afterwards.
-func (c *kernelCache) release() {
-	putRowStore(c.store)
-	c.store, c.rows = nil, nil
+// keep stores in mem the slot arrays the cache has grown since init.
+func (c *kernelCache) keep(mem *trainMemory) {
+	mem.owner, mem.prev, mem.next, mem.rowHdr = c.owner, c.prev, c.next, c.rows
+	clear(mem.rowHdr[:cap(mem.rowHdr)]) // no pointers into the chunks beyond the store's
 }
 
 // get returns the slot of row q and whether it already holds the row; on a
@@ -110,46 +115,87 @@ const (
 	// rowChunkFloats is the size of a new chunk (256 KiB), or one row if
 	// a row is longer: small rows come many to a chunk.
 	rowChunkFloats = 1 << 15
-	// rowPoolMaxFloats bounds the chunks a store may hold to be kept for
-	// a later run (16 MiB): a run small enough for its set-up to matter
-	// reuses memory, a large one returns it to the garbage collector
-	// rather than keep it alive.
-	rowPoolMaxFloats = 1 << 21
 )
 
+// trainPoolMaxBytes bounds the memory a finished run may hold to be kept
+// for a later run (16 MiB): a run small enough for its set-up to matter
+// reuses memory, a large one returns it to the garbage collector rather
+// than keep it alive.
+const trainPoolMaxBytes = 16 << 20
+
+// trainMemory is the memory of one training run that a later one reuses:
+// a finished run puts it in trainPool, and the next (such as the next
+// fold of a cross-validation) builds its arrays and carves its kernel
+// rows in the same memory, instead of allocating, clearing and collecting
+// them anew each time. Each user sets every value it reads (grow does not
+// clear).
+type trainMemory struct {
+	rows                        rowStore
+	rowHdr                      [][]float64 // the cache's rows
+	slot, owner, prev, next     []int32     // the cache's slot arrays
+	cls, alpha                  []int32
+	sq, f                       []float64
+	count, colPtr, full, runOff []int // rowDots
+	dense, val                  []float32
+	rowOf                       []int32
+	runA                        []float64
+}
+
+// trainPool holds the memory of finished runs.
+var trainPool sync.Pool
+
+// getTrainMemory returns the memory of a finished run, or new memory.
+func getTrainMemory() *trainMemory {
+	if m, ok := trainPool.Get().(*trainMemory); ok {
+		return m
+	}
+	return new(trainMemory)
+}
+
+// putTrainMemory keeps m for a later run if it holds at most
+// trainPoolMaxBytes. Nothing built in m may be used afterwards.
+func putTrainMemory(m *trainMemory) {
+	if m == nil || m.bytes() > trainPoolMaxBytes {
+		return
+	}
+	m.rows.reset()
+	trainPool.Put(m)
+}
+
+// bytes returns the memory m holds.
+func (m *trainMemory) bytes() int {
+	return 8*m.rows.floats + sizeOf(m.rowHdr) + sizeOf(m.slot) + sizeOf(m.owner) + sizeOf(m.prev) +
+		sizeOf(m.next) + sizeOf(m.cls) + sizeOf(m.alpha) + sizeOf(m.sq) + sizeOf(m.f) +
+		sizeOf(m.count) + sizeOf(m.colPtr) + sizeOf(m.full) + sizeOf(m.runOff) +
+		sizeOf(m.dense) + sizeOf(m.val) + sizeOf(m.rowOf) + sizeOf(m.runA)
+}
+
+// sizeOf returns the bytes of the backing array of s.
+func sizeOf[T any](s []T) int {
+	var z T
+	return cap(s) * int(unsafe.Sizeof(z))
+}
+
+// grow returns a slice of n elements over *s's memory, allocating (and
+// keeping in *s) a larger array if its capacity is short. The values are
+// whatever the memory held: the caller sets every one it reads.
+func grow[T any](s *[]T, n int) []T {
+	if cap(*s) < n {
+		*s = make([]T, n)
+	}
+	*s = (*s)[:n]
+	return *s
+}
+
 // rowStore is the memory of a kernel cache's rows: chunks of float64s
-// carved into rows as slots are first used. A finished training run puts
-// its store in rowStores and a later one (such as the next fold of a
-// cross-validation) carves its rows from the same chunks, so a run of
-// many small trainings does not allocate, clear and collect its kernel
-// rows anew each time. Reused memory is not cleared: kernelRow writes
-// every value of a row before the row is read.
+// carved into rows as slots are first used, and carved again by a later
+// run. Reused memory is not cleared: kernelRow writes every value of a
+// row before the row is read.
 type rowStore struct {
 	chunks [][]float64 // every chunk, in the order they are carved
 	used   int         // chunks[:used] are carved from
 	free   []float64   // the uncarved rest of chunks[used-1]
 	floats int         // total length of the chunks
-}
-
-// rowStores holds the stores of finished runs.
-var rowStores sync.Pool
-
-// getRowStore returns a store of a finished run, or a new one.
-func getRowStore() *rowStore {
-	if s, ok := rowStores.Get().(*rowStore); ok {
-		return s
-	}
-	return new(rowStore)
-}
-
-// putRowStore keeps s for a later run if it holds at most
-// rowPoolMaxFloats values.
-func putRowStore(s *rowStore) {
-	if s == nil || s.floats > rowPoolMaxFloats {
-		return
-	}
-	s.reset()
-	rowStores.Put(s)
 }
 
 // reset makes every chunk free to carve again; rows carved before must

@@ -6,8 +6,11 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 	"unsafe"
+
+	"github.com/polyhedral/cpm/sparsevec"
 )
 
 // overlaps reports whether two float64 slices share memory.
@@ -69,52 +72,118 @@ func TestRowStoreCarvesAndReuses(t *testing.T) {
 	}
 }
 
-// putRowStore resets a store for reuse, unless it holds more than
-// rowPoolMaxFloats values: that one is left to the garbage collector
-// untouched.
-func TestRowStorePoolBound(t *testing.T) {
-	for _, floats := range []int{64, rowPoolMaxFloats, rowPoolMaxFloats + 1} {
-		s := &rowStore{chunks: [][]float64{make([]float64, floats)}, floats: floats}
-		s.take(8, 8)
-		putRowStore(s)
-		kept := s.used == 0 && s.free == nil
-		if want := floats <= rowPoolMaxFloats; kept != want {
-			t.Errorf("store of %d values: reset for reuse %v, want %v", floats, kept, want)
+// putTrainMemory keeps memory for reuse, reset, unless it holds more than
+// trainPoolMaxBytes: that is left to the garbage collector untouched.
+func TestTrainMemoryPoolBound(t *testing.T) {
+	for _, floats := range []int{64, trainPoolMaxBytes / 8, trainPoolMaxBytes/8 + 1} {
+		m := &trainMemory{rows: rowStore{chunks: [][]float64{make([]float64, floats)}, floats: floats}}
+		m.rows.take(8, 8)
+		putTrainMemory(m)
+		kept := m.rows.used == 0 && m.rows.free == nil
+		if want := floats <= trainPoolMaxBytes/8; kept != want {
+			t.Errorf("memory of %d bytes: reset for reuse %v, want %v", m.bytes(), kept, want)
+		}
+	}
+	m := &trainMemory{sq: make([]float64, 10), count: make([]int, 0, 4), dense: make([]float32, 3)}
+	if got, want := m.bytes(), 80+32+12; got != want {
+		t.Errorf("bytes() = %d, want %d", got, want)
+	}
+}
+
+// garbageMemory returns training memory whose arrays and kernel-row
+// chunks, of room for rows of n values, hold NaN, huge and out-of-range
+// values: what a previous run may leave behind.
+func garbageMemory(n int) *trainMemory {
+	m := new(trainMemory)
+	for i, v := range []float64{math.NaN(), math.Inf(1), -1e300} {
+		c := make([]float64, 7*n+5)
+		for k := range c {
+			c[k] = v
+		}
+		m.rows.chunks = append(m.rows.chunks, c)
+		m.rows.floats += len(c)
+		fill := func(s []int32) []int32 {
+			for k := range s {
+				s[k] = int32(k*7919+i) - 99
+			}
+			return s
+		}
+		m.cls, m.alpha = fill(make([]int32, 3*n)), fill(make([]int32, 3*n))
+		m.slot, m.owner, m.prev, m.next = fill(make([]int32, n)), fill(make([]int32, 0, n)), fill(make([]int32, 0, n)), fill(make([]int32, 0, n))
+		m.rowOf = fill(make([]int32, 20*n))
+		m.sq, m.f, m.runA = make([]float64, 3*n), make([]float64, 3*n), make([]float64, 64)
+		for _, s := range [][]float64{m.sq, m.f, m.runA} {
+			for k := range s {
+				s[k] = v
+			}
+		}
+		m.count, m.colPtr, m.full, m.runOff = make([]int, 64), make([]int, 65), make([]int, 64), make([]int, 64)
+		for _, s := range [][]int{m.count, m.colPtr, m.full, m.runOff} {
+			for k := range s {
+				s[k] = k*31 - 7
+			}
+		}
+		m.dense, m.val = make([]float32, 20*n), make([]float32, 20*n)
+		for _, s := range [][]float32{m.dense, m.val} {
+			for k := range s {
+				s[k] = float32(v)
+			}
+		}
+	}
+	return m
+}
+
+// Training builds its arrays and carves its kernel rows in memory a
+// previous run left behind, without clearing what it overwrites: garbage
+// there must not reach the model, whatever the cache size and the data's
+// dense and sparse columns.
+func TestTrainIgnoresReusedMemoryGarbage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for name, data := range map[string]*sparsevec.CSR{
+		"gauss":  kpGauss(rng, 200, 6, 0.7, -1, 1),
+		"sparse": dotsData(rng, 150, 30, 0.3, 1, 3),
+	} {
+		cfg, err := Config{Kernel: Kernel{Kind: RBFKernel, Sigma: 0.8}, Epochs: 20, Seed: 5}.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rows := range []int{3, data.Rows()} {
+			ref, refRep := kpTrainWithCache(t, cfg, data, rows)
+			tr, err := newKernelTrainer(cfg, data, rows, garbageMemory(data.Rows()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := tr.run(context.Background(), cfg)
+			if err != nil {
+				t.Fatalf("%s, cache of %d rows: %v", name, rows, err)
+			}
+			if p := tr.result(cfg.Kernel); !reflect.DeepEqual(p, ref) || !slices.Equal(rep.Mistakes, refRep.Mistakes) {
+				t.Fatalf("%s, cache of %d rows: model differs in reused memory", name, rows)
+			}
 		}
 	}
 }
 
-// Training carves its kernel rows from memory a previous run left behind
-// without clearing it: garbage there (NaN, huge values) must not reach
-// the model, whatever the cache size.
-func TestTrainIgnoresReusedRowGarbage(t *testing.T) {
-	data := kpGauss(rand.New(rand.NewPCG(3, 3)), 200, 6, 0.7, -1, 1)
-	cfg, err := Config{Kernel: Kernel{Kind: RBFKernel, Sigma: 0.8}, Epochs: 20, Seed: 5}.withDefaults()
+// A run's memory goes back to the pool and the next run reuses it: the
+// second of two identical trainings allocates less than the first, and
+// gives the same model.
+func TestTrainReusesMemory(t *testing.T) {
+	data := kpGauss(rand.New(rand.NewPCG(8, 8)), 300, 8, 0.5, -1, 1)
+	cfg := Config{Kernel: Kernel{Kind: RBFKernel, Sigma: 0.7}, Epochs: 10, Seed: 2}
+	ref, _, err := Train(context.Background(), cfg, data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rows := range []int{3, data.Rows()} {
-		ref, refRep := kpTrainWithCache(t, cfg, data, rows)
-		tr, err := newKernelTrainer(cfg, data, rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		garbage := &rowStore{}
-		for _, v := range []float64{math.NaN(), math.Inf(1), -1e300} {
-			c := make([]float64, 7*data.Rows()+5)
-			for i := range c {
-				c[i] = v
-			}
-			garbage.chunks = append(garbage.chunks, c)
-			garbage.floats += len(c)
-		}
-		tr.cache.store = garbage
-		rep, err := tr.run(context.Background(), cfg)
-		if err != nil {
-			t.Fatalf("cache of %d rows: %v", rows, err)
-		}
-		if p := tr.result(cfg.Kernel); !reflect.DeepEqual(p, ref) || !slices.Equal(rep.Mistakes, refRep.Mistakes) {
-			t.Fatalf("cache of %d rows: model differs after reusing garbage rows", rows)
-		}
+	var p *Perceptron
+	fresh := testing.AllocsPerRun(1, func() {
+		trainPool = sync.Pool{} // nothing to reuse
+		p, _, _ = Train(context.Background(), cfg, data)
+	})
+	reused := testing.AllocsPerRun(5, func() { p, _, _ = Train(context.Background(), cfg, data) })
+	if !reflect.DeepEqual(p, ref) {
+		t.Fatal("model differs when trained in reused memory")
+	}
+	if reused >= fresh-10 {
+		t.Errorf("%v allocations with reused memory, %v without: not reused", reused, fresh)
 	}
 }

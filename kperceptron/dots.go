@@ -54,9 +54,12 @@ type rowDots struct {
 const rowDotsMaxDim = 1 << 16
 
 // newRowDots returns a rowDots over m, whose rows must be strictly
-// ascending (checkKernelRows). A matrix of more than 2^31−1 rows is
-// merged.
-func newRowDots(m *sparsevec.CSR) rowDots {
+// ascending (checkKernelRows), with its arrays in mem (nil: new memory;
+// see trainMemory). A matrix of more than 2^31−1 rows is merged.
+func newRowDots(m *sparsevec.CSR, mem *trainMemory) rowDots {
+	if mem == nil {
+		mem = new(trainMemory)
+	}
 	n := m.Rows()
 	lo, hi := m.Ptr[0], m.Ptr[n]
 	dim := 0
@@ -67,12 +70,14 @@ func newRowDots(m *sparsevec.CSR) rowDots {
 	if nnz := hi - lo; dim > max(rowDotsMaxDim, 2*nnz) || n > math.MaxInt32 {
 		return d
 	}
-	count := make([]int, dim)
+	count := grow(&mem.count, dim)
+	clear(count)
 	for _, j := range m.Idx[lo:hi] {
 		count[j]++
 	}
-	d.colPtr = make([]int, dim+1)
-	d.full = make([]int, dim)
+	d.colPtr = grow(&mem.colPtr, dim+1)
+	d.colPtr[0] = 0
+	d.full = grow(&mem.full, dim)
 	ndense := 0
 	for j, c := range count {
 		d.full[j] = -1
@@ -83,10 +88,11 @@ func newRowDots(m *sparsevec.CSR) rowDots {
 		}
 		d.colPtr[j+1] = d.colPtr[j] + c
 	}
-	d.dense = make([]float32, ndense*n)
-	d.runOff, d.runA = make([]int, 0, ndense), make([]float64, 0, ndense)
-	d.rowOf = make([]int32, d.colPtr[dim])
-	d.val = make([]float32, d.colPtr[dim])
+	d.dense = grow(&mem.dense, ndense*n)
+	clear(d.dense) // +0 where a row lacks the feature
+	d.runOff, d.runA = grow(&mem.runOff, ndense)[:0], grow(&mem.runA, ndense)[:0]
+	d.rowOf = grow(&mem.rowOf, d.colPtr[dim])
+	d.val = grow(&mem.val, d.colPtr[dim])
 	next := count // reused: the next free sparse entry of each column
 	copy(next, d.colPtr[:dim])
 	for r := range n {

@@ -220,11 +220,11 @@ func Train(ctx context.Context, cfg Config, data *sparsevec.CSR) (*Perceptron, *
 	if err != nil {
 		return nil, nil, fmt.Errorf(errKernel+"%w", err)
 	}
-	t, err := newKernelTrainer(cfg, data, 0)
+	t, err := newKernelTrainer(cfg, data, 0, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf(errKernel+"%w", err)
 	}
-	defer t.cache.release()
+	defer t.release()
 	rep, err := t.run(ctx, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf(errKernel+"%w", err)
@@ -251,15 +251,17 @@ type kernelTrainer struct {
 	beta  []float64
 	alpha []int32 // row-major: alpha[q*nc+i]
 	cache kernelCache
-	dots  rowDots // inner products of one row with every training row
+	dots  rowDots      // inner products of one row with every training row
+	mem   *trainMemory // where the arrays above live
 	evals int64
 	err   error // sticky: a kernel value or decision value went non-finite
 }
 
-// newKernelTrainer checks data and sets up training; cacheRows, if > 0,
-// overrides the cache size derived from cfg.CacheMB (for tests). cfg must
-// have been completed by withDefaults.
-func newKernelTrainer(cfg Config, data *sparsevec.CSR, cacheRows int) (*kernelTrainer, error) {
+// newKernelTrainer checks data and sets up training in mem (nil: memory
+// from trainPool); cacheRows, if > 0, overrides the cache size derived
+// from cfg.CacheMB (for tests). cfg must have been completed by
+// withDefaults.
+func newKernelTrainer(cfg Config, data *sparsevec.CSR, cacheRows int, mem *trainMemory) (*kernelTrainer, error) {
 	if data == nil || data.Rows() == 0 {
 		return nil, errors.New("no training rows")
 	}
@@ -288,7 +290,11 @@ func newKernelTrainer(cfg Config, data *sparsevec.CSR, cacheRows int) (*kernelTr
 	if cells := int64(n) * int64(len(labels)); len(labels) > 2 && cells > kernelMaxCells {
 		return nil, fmt.Errorf("%d rows × %d classes = %d decision values, more than %d", n, len(labels), cells, int64(kernelMaxCells))
 	}
-	t := &kernelTrainer{data: data, kf: cfg.Kernel.fn(), n: n, cls: make([]int32, n), sq: make([]float64, n), dots: newRowDots(data)}
+	if mem == nil {
+		mem = getTrainMemory()
+	}
+	t := &kernelTrainer{data: data, kf: cfg.Kernel.fn(), n: n, cls: grow(&mem.cls, n), sq: grow(&mem.sq, n), dots: newRowDots(data, mem), mem: mem}
+	clear(t.cls)
 	if len(labels) == 2 {
 		t.classes, t.nc = []float32{labels[1], labels[0]}, 1
 		for q, y := range data.Labels {
@@ -306,15 +312,25 @@ func newKernelTrainer(cfg Config, data *sparsevec.CSR, cacheRows int) (*kernelTr
 	for q := range n {
 		t.sq[q] = data.Row(q).SqNorm()
 	}
-	t.f = make([]float64, t.nc*n)
+	t.f = grow(&mem.f, t.nc*n)
+	clear(t.f)
 	t.beta = make([]float64, t.nc)
-	t.alpha = make([]int32, n*t.nc)
+	t.alpha = grow(&mem.alpha, n*t.nc)
+	clear(t.alpha)
 	if cacheRows <= 0 {
 		budget := int64(min(cfg.CacheMB, 1<<30)) << 20
 		cacheRows = int(min(budget/(8*int64(n)), int64(n)))
 	}
-	t.cache.init(n, max(cacheRows, 1))
+	t.cache.init(n, max(cacheRows, 1), mem)
 	return t, nil
+}
+
+// release hands the trainer's memory to later runs (trainPool); the
+// trainer must not be used afterwards (result copies what it returns).
+func (t *kernelTrainer) release() {
+	t.cache.keep(t.mem)
+	putTrainMemory(t.mem)
+	*t = kernelTrainer{}
 }
 
 // run trains for up to cfg.Epochs epochs.
@@ -530,7 +546,7 @@ func (p *Perceptron) NewPredictor() *Predictor {
 	}
 	kp := &Predictor{p: p, kf: p.Kernel.fn(), nc: nc, sq: make([]float64, nsv), scores: make([]float64, nc), ks: make([]float64, nsv)}
 	if nsv > 0 {
-		kp.dots = newRowDots(p.SV)
+		kp.dots = newRowDots(p.SV, nil)
 	}
 	for s := range nsv {
 		kp.sq[s] = p.SV.Row(s).SqNorm()
