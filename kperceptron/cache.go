@@ -31,10 +31,12 @@ func (c *kernelCache) init(n, max int, mem *trainMemory) {
 	c.store = &mem.rows
 }
 
-// keep stores in mem the slot arrays the cache has grown since init.
+// keep stores in mem the slot arrays the cache has grown since init. The
+// row headers are cleared: the store holds the chunks, and a chunk it
+// drops must not stay reachable through them.
 func (c *kernelCache) keep(mem *trainMemory) {
 	mem.owner, mem.prev, mem.next, mem.rowHdr = c.owner, c.prev, c.next, c.rows
-	clear(mem.rowHdr[:cap(mem.rowHdr)]) // no pointers into the chunks beyond the store's
+	clear(mem.rowHdr[:cap(mem.rowHdr)])
 }
 
 // get returns the slot of row q and whether it already holds the row; on a
@@ -110,12 +112,10 @@ func (c *kernelCache) pushFront(s int32) {
 	c.head = s
 }
 
-// Sizes of the row store's chunks, in float64s.
-const (
-	// rowChunkFloats is the size of a new chunk (256 KiB), or one row if
-	// a row is longer: small rows come many to a chunk.
-	rowChunkFloats = 1 << 15
-)
+// rowChunkFloats is the size in float64s of a new chunk of the row store
+// (256 KiB), or one row if a row is longer: small rows come many to a
+// chunk.
+const rowChunkFloats = 1 << 15
 
 // trainPoolMaxBytes bounds the memory a finished run may hold to be kept
 // for a later run (16 MiB): a run small enough for its set-up to matter
