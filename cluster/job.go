@@ -39,7 +39,7 @@ func (s *JobSpec) check() error {
 	switch {
 	case !ValidJobID(s.ID):
 		return fmt.Errorf("cluster: job id %q: 1 to 64 letters, digits, '-' or '_'", s.ID)
-	case !nameRE.MatchString(s.Kind):
+	case !nameRE().MatchString(s.Kind):
 		return fmt.Errorf("cluster: job %s: kind %q", s.ID, s.Kind)
 	case s.Count < 1 || s.Count > MaxParts:
 		return fmt.Errorf("cluster: job %s: count %d out of [1, %d]", s.ID, s.Count, MaxParts)

@@ -57,7 +57,7 @@ type TaskStatus struct {
 }
 
 func (s *WorkerStatus) check() error {
-	if len(s.Name) > 64 || !workerNameRE.MatchString(s.Name) || len(s.Running) > maxConcurrency {
+	if len(s.Name) > 64 || !workerNameRE().MatchString(s.Name) || len(s.Running) > maxConcurrency {
 		return fmt.Errorf("worker record %q with %d tasks", s.Name, len(s.Running))
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -81,15 +82,17 @@ type Task struct {
 // ErrInvalidTask is wrapped by every error of Validate and DecodeTask.
 var ErrInvalidTask = errors.New("invalid task")
 
+// The patterns of task fields, compiled on first use rather than when
+// any cpm command starts.
 var (
-	digestRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	jobRE    = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	nameRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+	digestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
+	jobRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
+	nameRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`) })
 )
 
 // ValidDigest reports whether s is a SHA-256 digest as tasks carry it
 // (64 lower-case hex digits).
-func ValidDigest(s string) bool { return digestRE.MatchString(s) }
+func ValidDigest(s string) bool { return digestRE().MatchString(s) }
 
 // ValidPath reports whether p may be a Task.Path: 1 to MaxPathBytes bytes
 // of UTF-8 without control characters or backslashes, slash-separated
@@ -118,7 +121,7 @@ func ValidPath(p string) bool {
 
 // ValidJobID reports whether s may name a job: 1 to 64 letters, digits,
 // '-' or '_' (it becomes part of NATS subjects and keys).
-func ValidJobID(s string) bool { return jobRE.MatchString(s) }
+func ValidJobID(s string) bool { return jobRE().MatchString(s) }
 
 // Validate checks the fields of t that do not depend on a learner: the
 // schema version, the kind, sizes, indices and digests. The learner flags
@@ -136,7 +139,7 @@ func (t *Task) Validate() error {
 		return bad("count %d out of [1, %d]", t.Count, MaxParts)
 	case t.Index < 0 || t.Index >= t.Count:
 		return bad("index %d out of [0, %d)", t.Index, t.Count)
-	case !nameRE.MatchString(t.Learner):
+	case !nameRE().MatchString(t.Learner):
 		return bad("learner %q", t.Learner)
 	case !ValidDigest(t.Data):
 		return bad("data digest %q is not a SHA-256 hex digest", t.Data)
@@ -156,7 +159,7 @@ func (t *Task) Validate() error {
 		return bad("name of %d bytes", len(t.Name))
 	}
 	for k, v := range t.Flags {
-		if !nameRE.MatchString(k) || len(v) > maxValue {
+		if !nameRE().MatchString(k) || len(v) > maxValue {
 			return bad("flag %q=%q", k, v)
 		}
 	}

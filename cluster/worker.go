@@ -83,7 +83,8 @@ const (
 // long Work takes to notice its context is done while idle.
 var fetchWait = 2 * time.Second
 
-var workerNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
+// workerNameRE matches a worker name (compiled on first use).
+var workerNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`) })
 
 func (o WorkerOptions) withDefaults() (WorkerOptions, error) {
 	if o.Name == "" {
@@ -95,7 +96,7 @@ func (o WorkerOptions) withDefaults() (WorkerOptions, error) {
 		}
 		o.Name = host + "-" + strconv.Itoa(os.Getpid())
 	}
-	if len(o.Name) > 64 || !workerNameRE.MatchString(o.Name) {
+	if len(o.Name) > 64 || !workerNameRE().MatchString(o.Name) {
 		return o, fmt.Errorf("cluster: worker name %q: 1 to 64 letters, digits, '-', '_' and inner dots", o.Name)
 	}
 	if o.Concurrency == 0 {

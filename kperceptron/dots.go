@@ -21,7 +21,9 @@ import (
 // the nonzeros of both rows.
 //
 // A column with nonzeros in at least half of the rows is stored dense
-// (+0 for the absent entries) and swept by kvec.AddScaled: an absent
+// (+0 for the absent entries) and swept by kvec.AddScaledCols, the dense
+// columns of y's indices that no sparse column separates in one pass
+// (each dst[r] still gets its products in ascending index order): an absent
 // entry then adds (+0)·y_j = ±0 to a sum that is never −0 (it starts at +0,
 // and x + y is −0 only if both are), which leaves it unchanged as long as
 // y_j is finite; a y with a non-finite value (possible in prediction
@@ -38,6 +40,12 @@ type rowDots struct {
 	val    []float32 // value of each sparse entry
 	full   []int     // per column: offset of its dense copy in dense, or -1
 	dense  []float32 // the dense columns, Rows() values each
+	// Scratch of dots for a run of y's indices at dense columns with no
+	// sparse column between them, swept together (kvec.AddScaledCols):
+	// their offsets in dense and y's values there. Capacity: the dense
+	// columns.
+	runOff []int
+	runA   []float64
 }
 
 // rowDotsMaxDim is the number of columns up to which a column-major copy
@@ -46,9 +54,12 @@ type rowDots struct {
 const rowDotsMaxDim = 1 << 16
 
 // newRowDots returns a rowDots over m, whose rows must be strictly
-// ascending (checkKernelRows). A matrix of more than 2^31−1 rows is
-// merged.
-func newRowDots(m *sparsevec.CSR) rowDots {
+// ascending (checkKernelRows), with its arrays in mem (nil: new memory;
+// see trainMemory). A matrix of more than 2^31−1 rows is merged.
+func newRowDots(m *sparsevec.CSR, mem *trainMemory) rowDots {
+	if mem == nil {
+		mem = new(trainMemory)
+	}
 	n := m.Rows()
 	lo, hi := m.Ptr[0], m.Ptr[n]
 	dim := 0
@@ -59,12 +70,14 @@ func newRowDots(m *sparsevec.CSR) rowDots {
 	if nnz := hi - lo; dim > max(rowDotsMaxDim, 2*nnz) || n > math.MaxInt32 {
 		return d
 	}
-	count := make([]int, dim)
+	count := grow(&mem.count, dim)
+	clear(count)
 	for _, j := range m.Idx[lo:hi] {
 		count[j]++
 	}
-	d.colPtr = make([]int, dim+1)
-	d.full = make([]int, dim)
+	d.colPtr = grow(&mem.colPtr, dim+1)
+	d.colPtr[0] = 0
+	d.full = grow(&mem.full, dim)
 	ndense := 0
 	for j, c := range count {
 		d.full[j] = -1
@@ -75,9 +88,11 @@ func newRowDots(m *sparsevec.CSR) rowDots {
 		}
 		d.colPtr[j+1] = d.colPtr[j] + c
 	}
-	d.dense = make([]float32, ndense*n)
-	d.rowOf = make([]int32, d.colPtr[dim])
-	d.val = make([]float32, d.colPtr[dim])
+	d.dense = grow(&mem.dense, ndense*n)
+	clear(d.dense) // +0 where a row lacks the feature
+	d.runOff, d.runA = grow(&mem.runOff, ndense)[:0], grow(&mem.runA, ndense)[:0]
+	d.rowOf = grow(&mem.rowOf, d.colPtr[dim])
+	d.val = grow(&mem.val, d.colPtr[dim])
 	next := count // reused: the next free sparse entry of each column
 	copy(next, d.colPtr[:dim])
 	for r := range n {
@@ -107,18 +122,23 @@ func (d *rowDots) dots(dst []float64, y sparsevec.Vector) {
 		}
 		return
 	}
-	clear(dst)
 	dim := len(d.full)
 	yv := y.Val[:len(y.Idx)]
+	// The pending run of dense columns, in local slice headers over the
+	// scratch (appends within its capacity write no pointer to the heap).
+	offs, as := d.runOff[:0], d.runA[:0]
+	fresh := true // nothing added yet: dst's values are not read
 	for i, j := range y.Idx {
 		if int64(j) >= int64(dim) {
 			continue
 		}
 		v := float64(yv[i])
 		if o := d.full[j]; o >= 0 {
-			kvec.AddScaled(dst, d.dense[o:o+len(dst)], v)
+			offs, as = append(offs, o), append(as, v)
 			continue
 		}
+		d.sweep(dst, offs, as, fresh)
+		offs, as, fresh = offs[:0], as[:0], false
 		a, b := d.colPtr[j], d.colPtr[j+1]
 		rows, vals := d.rowOf[a:b], d.val[a:b]
 		vals = vals[:len(rows)]
@@ -126,5 +146,21 @@ func (d *rowDots) dots(dst []float64, y sparsevec.Vector) {
 			// The conversion rounds the product: no fused multiply-add.
 			dst[r] += float64(float64(vals[k]) * v)
 		}
+	}
+	d.sweep(dst, offs, as, fresh)
+}
+
+// sweep adds the dense columns at offs, scaled by as, into dst, each
+// value's products in column order; if fresh, dst starts from +0 (with no
+// columns, it is cleared).
+func (d *rowDots) sweep(dst []float64, offs []int, as []float64, fresh bool) {
+	switch {
+	case fresh:
+		kvec.SetScaledCols(dst, d.dense, offs, as)
+	case len(offs) == 1:
+		o := offs[0]
+		kvec.AddScaled(dst, d.dense[o:o+len(dst)], as[0])
+	case len(offs) > 1:
+		kvec.AddScaledCols(dst, d.dense, offs, as)
 	}
 }

@@ -96,7 +96,7 @@ func checkRowsAgainstScalar(t *testing.T, k Kernel, data *sparsevec.CSR, cacheRo
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := newKernelTrainer(cfg, data, cacheRows)
+	tr, err := newKernelTrainer(cfg, data, cacheRows, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestKernelRowWideMatrix(t *testing.T) {
 	data.Append(1, sparsevec.Vector{Idx: []uint32{3, 1 << 30}, Val: []float32{1, 2}})
 	data.Append(-1, sparsevec.Vector{Idx: []uint32{3, 5}, Val: []float32{-1, 0.5}})
 	data.Append(1, sparsevec.Vector{Idx: []uint32{1 << 30}, Val: []float32{0.25}})
-	if d := newRowDots(&data); d.colPtr != nil {
+	if d := newRowDots(&data, nil); d.colPtr != nil {
 		t.Fatalf("column-major copy with %d columns for 5 nonzeros", len(d.colPtr)-1)
 	}
 	for _, k := range dotsKernels() {
@@ -212,7 +212,7 @@ func TestKernelRowDoesNotAllocate(t *testing.T) {
 	data := learnertest.MNISTLike(300)
 	for _, k := range dotsKernels() {
 		cfg, _ := Config{Kernel: k}.withDefaults()
-		tr, err := newKernelTrainer(cfg, data, 4)
+		tr, err := newKernelTrainer(cfg, data, 4, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +246,7 @@ func BenchmarkKernelRow(b *testing.B) {
 			b.Run(set.name+"/"+k.Kind.String(), func(b *testing.B) {
 				cfg, _ := Config{Kernel: k}.withDefaults()
 				n := set.data.Rows()
-				tr, err := newKernelTrainer(cfg, set.data, 1)
+				tr, err := newKernelTrainer(cfg, set.data, 1, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -276,7 +276,7 @@ func TestRowDotsMatchesMerge(t *testing.T) {
 	rng := rand.New(rand.NewPCG(85, 86))
 	for range 200 {
 		m := dotsData(rng, 1+rng.IntN(40), 2+rng.IntN(30), rng.Float64(), 1, 2)
-		d := newRowDots(m)
+		d := newRowDots(m, nil)
 		dst := make([]float64, m.Rows())
 		for range 20 {
 			y := dotsData(rng, 1, 40, rng.Float64(), 1, 2).Row(0)

@@ -220,10 +220,11 @@ func Train(ctx context.Context, cfg Config, data *sparsevec.CSR) (*Perceptron, *
 	if err != nil {
 		return nil, nil, fmt.Errorf(errKernel+"%w", err)
 	}
-	t, err := newKernelTrainer(cfg, data, 0)
+	t, err := newKernelTrainer(cfg, data, 0, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf(errKernel+"%w", err)
 	}
+	defer t.release()
 	rep, err := t.run(ctx, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf(errKernel+"%w", err)
@@ -250,15 +251,17 @@ type kernelTrainer struct {
 	beta  []float64
 	alpha []int32 // row-major: alpha[q*nc+i]
 	cache kernelCache
-	dots  rowDots // inner products of one row with every training row
+	dots  rowDots      // inner products of one row with every training row
+	mem   *trainMemory // where the arrays above live
 	evals int64
 	err   error // sticky: a kernel value or decision value went non-finite
 }
 
-// newKernelTrainer checks data and sets up training; cacheRows, if > 0,
-// overrides the cache size derived from cfg.CacheMB (for tests). cfg must
-// have been completed by withDefaults.
-func newKernelTrainer(cfg Config, data *sparsevec.CSR, cacheRows int) (*kernelTrainer, error) {
+// newKernelTrainer checks data and sets up training in mem (nil: memory
+// from trainPool); cacheRows, if > 0, overrides the cache size derived
+// from cfg.CacheMB (for tests). cfg must have been completed by
+// withDefaults.
+func newKernelTrainer(cfg Config, data *sparsevec.CSR, cacheRows int, mem *trainMemory) (*kernelTrainer, error) {
 	if data == nil || data.Rows() == 0 {
 		return nil, errors.New("no training rows")
 	}
@@ -287,7 +290,11 @@ func newKernelTrainer(cfg Config, data *sparsevec.CSR, cacheRows int) (*kernelTr
 	if cells := int64(n) * int64(len(labels)); len(labels) > 2 && cells > kernelMaxCells {
 		return nil, fmt.Errorf("%d rows × %d classes = %d decision values, more than %d", n, len(labels), cells, int64(kernelMaxCells))
 	}
-	t := &kernelTrainer{data: data, kf: cfg.Kernel.fn(), n: n, cls: make([]int32, n), sq: make([]float64, n), dots: newRowDots(data)}
+	if mem == nil {
+		mem = getTrainMemory()
+	}
+	t := &kernelTrainer{data: data, kf: cfg.Kernel.fn(), n: n, cls: grow(&mem.cls, n), sq: grow(&mem.sq, n), dots: newRowDots(data, mem), mem: mem}
+	clear(t.cls)
 	if len(labels) == 2 {
 		t.classes, t.nc = []float32{labels[1], labels[0]}, 1
 		for q, y := range data.Labels {
@@ -305,15 +312,25 @@ func newKernelTrainer(cfg Config, data *sparsevec.CSR, cacheRows int) (*kernelTr
 	for q := range n {
 		t.sq[q] = data.Row(q).SqNorm()
 	}
-	t.f = make([]float64, t.nc*n)
+	t.f = grow(&mem.f, t.nc*n)
+	clear(t.f)
 	t.beta = make([]float64, t.nc)
-	t.alpha = make([]int32, n*t.nc)
+	t.alpha = grow(&mem.alpha, n*t.nc)
+	clear(t.alpha)
 	if cacheRows <= 0 {
 		budget := int64(min(cfg.CacheMB, 1<<30)) << 20
 		cacheRows = int(min(budget/(8*int64(n)), int64(n)))
 	}
-	t.cache.init(n, max(cacheRows, 1))
+	t.cache.init(n, max(cacheRows, 1), mem)
 	return t, nil
+}
+
+// release hands the trainer's memory to later runs (trainPool); the
+// trainer must not be used afterwards (result copies what it returns).
+func (t *kernelTrainer) release() {
+	t.cache.keep(t.mem)
+	putTrainMemory(t.mem)
+	*t = kernelTrainer{}
 }
 
 // run trains for up to cfg.Epochs epochs.
@@ -321,6 +338,7 @@ func (t *kernelTrainer) run(ctx context.Context, cfg Config) (*Report, error) {
 	rep := &Report{}
 	order := linear.NewEpochOrder(t.n, cfg.Seed, kernelStream)
 	var polled int64 // t.evals when ctx was last polled
+	binary := t.nc == 1
 	for ep := range cfg.Epochs {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("epoch %d: %w", ep+1, err)
@@ -335,6 +353,9 @@ func (t *kernelTrainer) run(ctx context.Context, cfg Config) (*Report, error) {
 				if err := ctx.Err(); err != nil {
 					return nil, fmt.Errorf("epoch %d: %w", ep+1, err)
 				}
+			}
+			if binary && t.binaryCorrect(int(q)) {
+				continue
 			}
 			if t.step(int(q)) {
 				mistakes++
@@ -354,16 +375,23 @@ func (t *kernelTrainer) run(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
+// binaryCorrect reports whether binary training row q is on its side,
+// y_q·(f(x_q) + β) > 0: no mistake, nothing to update (false for a NaN
+// decision value, which step reports). y_q = 1 − 2·cls[q] needs no
+// branch, where the row order would make a branch on the label a coin
+// toss.
+func (t *kernelTrainer) binaryCorrect(q int) bool {
+	y := float64(1 - 2*t.cls[q])
+	return y*(t.f[q]+t.beta[0]) > 0
+}
+
 // step visits training row q: it reports whether q is a mistake and, if so,
 // applies the update. It does not allocate once the cache is full or holds
 // every row that will be a mistake.
 func (t *kernelTrainer) step(q int) bool {
 	n := t.n
 	if t.nc == 1 {
-		y := 1.0
-		if t.cls[q] != 0 {
-			y = -1
-		}
+		y := float64(1 - 2*t.cls[q])
 		fq := t.f[q] + t.beta[0]
 		if math.IsNaN(fq) {
 			t.err = fmt.Errorf("row %d: decision value is NaN", q)
@@ -488,99 +516,6 @@ func (t *kernelTrainer) result(k Kernel) *Perceptron {
 	return p
 }
 
-// kernelCache holds up to max kernel rows of length n, least recently used
-// evicted first. Slots are allocated on first use and then reused, so a
-// full cache does not allocate.
-type kernelCache struct {
-	n, max     int
-	slot       []int32 // per training row: its slot, or -1
-	owner      []int32 // per slot: its training row
-	prev, next []int32 // per slot: the LRU list, head most recent; -1 ends
-	head, tail int32
-	rows       [][]float64
-}
-
-func (c *kernelCache) init(n, max int) {
-	c.n, c.max = n, max
-	c.slot = make([]int32, n)
-	for i := range c.slot {
-		c.slot[i] = -1
-	}
-	c.head, c.tail = -1, -1
-}
-
-// get returns the slot of row q and whether it already holds the row; on a
-// miss the caller fills it. The slot becomes the most recent.
-func (c *kernelCache) get(q int) ([]float64, bool) {
-	if s := c.slot[q]; s >= 0 {
-		c.unlink(s)
-		c.pushFront(s)
-		return c.rows[s], true
-	}
-	var s int32
-	if len(c.rows) < c.max {
-		s = int32(len(c.rows))
-		c.rows = append(c.rows, make([]float64, c.n))
-		c.owner = append(c.owner, -1)
-		c.prev = append(c.prev, -1)
-		c.next = append(c.next, -1)
-	} else {
-		s = c.tail
-		c.unlink(s)
-		if o := c.owner[s]; o >= 0 { // -1 after drop
-			c.slot[o] = -1
-		}
-	}
-	c.owner[s] = int32(q)
-	c.slot[q] = s
-	c.pushFront(s)
-	return c.rows[s], false
-}
-
-// drop forgets row q (its slot stays allocated, at the back of the list).
-func (c *kernelCache) drop(q int) {
-	s := c.slot[q]
-	if s < 0 {
-		return
-	}
-	c.slot[q] = -1
-	c.owner[s] = -1
-	c.unlink(s)
-	// Append at the tail so it is the next slot reused.
-	c.prev[s], c.next[s] = c.tail, -1
-	if c.tail >= 0 {
-		c.next[c.tail] = s
-	} else {
-		c.head = s
-	}
-	c.tail = s
-}
-
-func (c *kernelCache) unlink(s int32) {
-	p, n := c.prev[s], c.next[s]
-	if p >= 0 {
-		c.next[p] = n
-	} else {
-		c.head = n
-	}
-	if n >= 0 {
-		c.prev[n] = p
-	} else {
-		c.tail = p
-	}
-	c.prev[s], c.next[s] = -1, -1
-}
-
-func (c *kernelCache) pushFront(s int32) {
-	c.prev[s], c.next[s] = -1, c.head
-	if c.head >= 0 {
-		c.prev[c.head] = s
-	} else {
-		c.tail = s
-	}
-	c.head = s
-}
-
 // Predictor predicts with a Perceptron. It holds scratch space, the
 // support rows' squared norms and a column-major copy of the support rows
 // (about 8 bytes per nonzero), so it is not safe for concurrent
@@ -611,7 +546,7 @@ func (p *Perceptron) NewPredictor() *Predictor {
 	}
 	kp := &Predictor{p: p, kf: p.Kernel.fn(), nc: nc, sq: make([]float64, nsv), scores: make([]float64, nc), ks: make([]float64, nsv)}
 	if nsv > 0 {
-		kp.dots = newRowDots(p.SV)
+		kp.dots = newRowDots(p.SV, nil)
 	}
 	for s := range nsv {
 		kp.sq[s] = p.SV.Row(s).SqNorm()
@@ -652,19 +587,23 @@ func (kp *Predictor) decisions(x sparsevec.Vector) []float64 {
 	clear(f)
 	nc := kp.nc
 	alpha := kp.p.Alpha
-	ks := kp.ks
-	if len(ks) > 0 {
+	if ks := kp.ks; len(ks) > 0 {
 		kp.dots.dots(ks, x)
-		kp.kf.finish(ks, kp.sq, xx)
-	}
-	// f_i = Σ_s α_s^i k(sv_s, x), summed in support-row order, in a
-	// register for each class in turn.
-	for i := range f {
-		var fi float64
-		for s, k := range ks {
-			fi += float64(alpha[s*nc+i]) * k
+		// f_i = Σ_s α_s^i k(sv_s, x), summed in support-row order: binary
+		// with the RBF kernel in the pass that computes the kernel values
+		// (kvec.RBFDot), else in a register for each class in turn.
+		if nc == 1 && kp.kf.kind == RBFKernel {
+			f[0] = kvec.RBFDot(ks, kp.sq, xx, kp.kf.gamma, alpha)
+		} else {
+			kp.kf.finish(ks, kp.sq, xx)
+			for i := range f {
+				var fi float64
+				for s, k := range ks {
+					fi += float64(alpha[s*nc+i]) * k
+				}
+				f[i] = fi
+			}
 		}
-		f[i] = fi
 	}
 	for i, b := range kp.p.Beta[:len(f)] {
 		f[i] += float64(b)

@@ -468,7 +468,7 @@ func kpTrainWithCache(t *testing.T, cfg Config, data *sparsevec.CSR, rows int) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := newKernelTrainer(cfg, data, rows)
+	tr, err := newKernelTrainer(cfg, data, rows, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -522,7 +522,7 @@ func TestKernelPerceptronCacheSizeDoesNotMatter(t *testing.T) {
 
 func TestKernelCacheLRU(t *testing.T) {
 	var c kernelCache
-	c.init(4, 2)
+	c.init(4, 2, new(trainMemory))
 	miss := func(q int, wantHit bool) {
 		t.Helper()
 		row, hit := c.get(q)
@@ -867,7 +867,7 @@ func TestKernelTrainStepDoesNotAllocate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, _ := Config{Kernel: Kernel{Kind: RBFKernel, Sigma: 0.05}}.withDefaults()
-			tr, err := newKernelTrainer(cfg, tc.data, 3)
+			tr, err := newKernelTrainer(cfg, tc.data, 3, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

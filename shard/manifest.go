@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/polyhedral/cpm/internal/budget"
 	"github.com/polyhedral/cpm/reader"
@@ -95,13 +96,14 @@ func ShardName(i, n int, ext string) string {
 	return fmt.Sprintf("part-%05d-of-%05d%s", i, n, ext)
 }
 
-// shardNameRE matches the names ShardName produces, any extension.
-var shardNameRE = regexp.MustCompile(`^part-[0-9]{5}-of-[0-9]{5}(\..*)?$`)
+// shardNameRE matches the names ShardName produces, any extension
+// (compiled on first use).
+var shardNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^part-[0-9]{5}-of-[0-9]{5}(\..*)?$`) })
 
 // IsShardName reports whether name is a name ShardName produces (any
 // extension): a file Split writes before the manifest that completes the
 // set.
-func IsShardName(name string) bool { return shardNameRE.MatchString(name) }
+func IsShardName(name string) bool { return shardNameRE().MatchString(name) }
 
 // encode renders m in the manifest text format.
 func (m *Manifest) encode() []byte {

@@ -164,7 +164,7 @@ func isSplitTemp(name string) bool {
 		return false
 	}
 	target := name[1:i]
-	return target == ManifestName || shardNameRE.MatchString(target)
+	return target == ManifestName || shardNameRE().MatchString(target)
 }
 
 // prepareDir creates dir if needed and checks what it holds (see Split).
@@ -197,7 +197,7 @@ func prepareDir(dir string, names []string, force bool) (stale []string, err err
 		case ours[name]:
 		case isSplitTemp(name):
 			temps = append(temps, name)
-		case listed[name] || shardNameRE.MatchString(name):
+		case listed[name] || shardNameRE().MatchString(name):
 			stale = append(stale, name)
 		default:
 			foreign = append(foreign, name)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/polyhedral/cpm/learner"
 )
@@ -79,9 +80,10 @@ func (p Point) Value(flag string) (Setting, bool) {
 	return Setting{}, false
 }
 
+// The range forms of a grid axis (compiled on first use).
 var (
-	logRangeRE = regexp.MustCompile(`^(.+)\.\.(.+)x([0-9]+)$`)
-	intRangeRE = regexp.MustCompile(`^(-?[0-9]+)\.\.(-?[0-9]+)$`)
+	logRangeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+)\.\.(.+)x([0-9]+)$`) })
+	intRangeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(-?[0-9]+)\.\.(-?[0-9]+)$`) })
 )
 
 // ParseGrid parses text, whitespace-separated axes "name=values", over the
@@ -155,7 +157,7 @@ func parseItem(k learner.FlagKind, v string) ([]item, error) {
 	case k == learner.KindString:
 		return []item{{text: v}}, nil
 	}
-	if m := logRangeRE.FindStringSubmatch(v); m != nil {
+	if m := logRangeRE().FindStringSubmatch(v); m != nil {
 		lo, err := parseExpr(m[1])
 		if err != nil {
 			return nil, err
@@ -174,7 +176,7 @@ func parseItem(k learner.FlagKind, v string) ([]item, error) {
 		}
 		return out, nil
 	}
-	if m := intRangeRE.FindStringSubmatch(v); m != nil && k != learner.KindFloat {
+	if m := intRangeRE().FindStringSubmatch(v); m != nil && k != learner.KindFloat {
 		lo, err1 := strconv.Atoi(m[1])
 		hi, err2 := strconv.Atoi(m[2])
 		if err1 != nil || err2 != nil || hi < lo || hi-lo >= MaxPoints*10 {

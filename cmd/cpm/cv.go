@@ -13,7 +13,7 @@ import (
 	"github.com/polyhedral/cpm/scale"
 )
 
-const cvUsage = "cpm cv [--learner NAME] [learner flags] [-r REPS] [-f FOLDS] [--scale01] [--seed S] [--json FILE] DATA"
+const cvUsage = "cpm cv [--learner NAME] [learner flags] [-r REPS] [-f FOLDS] [--scale01] [--seed S] [--json FILE] [--cpuprofile FILE] DATA"
 
 // cvMetrics is the JSON report of cpm cv: the harness's figures plus what
 // was run.
@@ -37,6 +37,7 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		workers = fs.Int("cv-workers", 0, "folds trained at once (default GOMAXPROCS)")
 		jsonOut = fs.String("json", "", "write the results as JSON to `file` (- for stdout)")
 		quiet   = fs.Bool("q", false, "quiet: no progress line")
+		prof    = fs.String("cpuprofile", "", "write a CPU profile of the cross-validation (the fits and their scoring) to `file` (go tool pprof)")
 	)
 	lim := addLimitFlags(fs)
 	defer lim.annotate(&err)
@@ -79,7 +80,8 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if err := nf.checkData("DATA", path, lim); err != nil {
 		return err
 	}
-	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true, inputs: []string{path}}); err != nil {
+	if err := checkOutputs(outputPath{flag: "--json", path: *jsonOut, stdout: true, inputs: []string{path}},
+		outputPath{flag: "--cpuprofile", path: *prof, inputs: []string{path}}); err != nil {
 		return err
 	}
 	if !*quiet {
@@ -94,16 +96,7 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	atOnce := min(cmp.Or(*workers, runtime.GOMAXPROCS(0)), *reps**folds)
 	spec.MaxMemory = max(mem.v()/int64(max(atOnce, 1)), 1)
 	if !*quiet {
-		var mu sync.Mutex
-		start := time.Now()
-		cfg.Progress = func(done, total int) {
-			mu.Lock()
-			defer mu.Unlock()
-			fmt.Fprintf(stderr, "\rcv %s: %d/%d fits, %.1fs", lf.describe(), done, total, time.Since(start).Seconds())
-			if done == total {
-				fmt.Fprintln(stderr)
-			}
-		}
+		cfg.Progress = cvProgress(stderr, lf.describe())
 	}
 	if nf.on() {
 		var s *natsSession
@@ -117,7 +110,11 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		}
 		defer func() { finish(err) }()
 	}
-	res, err := cv.Run(ctx, cfg, data, spec.Fit())
+	var res *cv.Result
+	err = withCPUProfile(*prof, func() (err error) {
+		res, err = cv.Run(ctx, cfg, data, spec.Fit())
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -126,6 +123,22 @@ func runCV(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 		return writeJSON(*jsonOut, cvMetrics{Command: "cv", Learner: spec.Name, Data: path, Scale01: spec.Scale == scale.MinMax, Scale: string(cmp.Or(spec.Scale, scale.None)), Seed: lf.seed, Result: res})
 	}
 	return nil
+}
+
+// cvProgress returns the progress callback of cpm cv: a line on w,
+// rewritten after each fit, with the fits done and the time since the
+// callback was made.
+func cvProgress(w io.Writer, what string) func(done, total int) {
+	var mu sync.Mutex
+	start := time.Now()
+	return func(done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, "\rcv %s: %d/%d fits, %.1fs", what, done, total, time.Since(start).Seconds())
+		if done == total {
+			fmt.Fprintln(w)
+		}
+	}
 }
 
 // printCV writes the figures of a cross-validation of what under its

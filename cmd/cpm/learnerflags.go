@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/polyhedral/cpm/learner"
 )
@@ -59,14 +60,16 @@ func (l *learnerFlags) buildWith(f *learner.Flags) (learner.Spec, error) {
 func (l *learnerFlags) describe() string { return learner.Summary(l.name, l.flags) }
 
 // badValueRE matches the flag package's error for a value a flag does not
-// parse.
-var badValueRE = regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -(\S+): `)
+// parse (compiled on first use).
+var badValueRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -(\S+): `)
+})
 
 // listHint returns err, from parsing the flags of fs, with a hint when it
 // is a list given to a flag that takes one number: such a flag takes a list
 // only in cpm tune's --grid.
 func listHint(fs *flag.FlagSet, err error) error {
-	m := badValueRE.FindStringSubmatch(err.Error())
+	m := badValueRE().FindStringSubmatch(err.Error())
 	if m == nil {
 		return err
 	}

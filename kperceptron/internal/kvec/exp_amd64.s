@@ -222,3 +222,57 @@ rbfdone:
 	VZEROUPPER
 	MOVQ	AX, done+64(FP)
 	RET
+
+// func rbfDotAVX2(dst, xx []float64, yy, gamma float64, alpha []float32, acc float64) (done int, sum float64)
+//
+// rbfAVX2, and for each block done, in index order,
+// acc = acc + float64(alpha[i])·dst[i] (VMULPD, then one VADDSD per
+// lane: the scalar loop's rounding and order). The additions form one
+// chain, which the exponentials of the next blocks overlap. Returns how
+// many values it did and acc after them; len(xx), len(alpha) >= len(dst).
+TEXT ·rbfDotAVX2(SB), NOSPLIT, $0-112
+	MOVQ	dst_base+0(FP), SI
+	MOVQ	dst_len+8(FP), CX
+	MOVQ	xx_base+24(FP), DI
+	VBROADCASTSD	yy+48(FP), Y8
+	VBROADCASTSD	gamma+56(FP), Y9
+	MOVQ	alpha_base+64(FP), R8
+	VMOVSD	acc+88(FP), X11
+	VXORPD	Y10, Y10, Y10 // +0
+	ANDQ	$-4, CX
+	XORQ	AX, AX
+
+dotloop:
+	CMPQ	AX, CX
+	JAE	dotdone
+	VMOVUPD	(SI)(AX*8), Y0       // dot
+	VADDPD	Y0, Y0, Y0          // 2·dot
+	VADDPD	(DI)(AX*8), Y8, Y1   // xx + yy
+	VSUBPD	Y0, Y1, Y1           // d2
+	VCMPPD	$0x11, Y10, Y1, Y6   // d2 < 0, ordered
+	VANDNPD	Y1, Y6, Y1           // 0 there
+	VXORPD	expc<>+544(SB), Y1, Y1 // -d2
+	VMULPD	Y9, Y1, Y0           // arg
+	EXP_CHECK(Y0, Y5, Y6)
+	VMOVMSKPD	Y6, DX
+	CMPL	DX, $15
+	JNE	dotdone
+	EXP_BLOCK(Y0, Y5, X2, Y2, Y3, Y4)
+	VMOVUPD	Y0, (SI)(AX*8)
+	VCVTPS2PD	(R8)(AX*4), Y7  // alpha
+	VMULPD	Y0, Y7, Y7           // products
+	VADDSD	X7, X11, X11         // acc += lane 0
+	VPERMILPD	$1, X7, X12
+	VADDSD	X12, X11, X11        // lane 1
+	VEXTRACTF128	$1, Y7, X13
+	VADDSD	X13, X11, X11        // lane 2
+	VPERMILPD	$1, X13, X12
+	VADDSD	X12, X11, X11        // lane 3
+	ADDQ	$4, AX
+	JMP	dotloop
+
+dotdone:
+	VZEROUPPER
+	MOVQ	AX, done+96(FP)
+	VMOVSD	X11, sum+104(FP)
+	RET

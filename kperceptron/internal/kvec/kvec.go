@@ -1,7 +1,9 @@
 // Package kvec holds the vector kernels of the kernel perceptron, each
 // bit-identical to the scalar loop it replaces: an in-place exponential
-// (math.Exp), the RBF kernel values of a row of inner products,
-// dst += float64(x)·a with the product and the sum each rounded, and the
+// (math.Exp), the RBF kernel values of a row of inner products (alone or
+// with their sum weighted by float32 coefficients),
+// dst += float64(x)·a with the product and the sum each rounded (for one
+// column x, or for several in turn in one pass over dst), and the
 // element-wise sum and difference of float64 slices. On
 // amd64 with AVX2 (and FMA, for Exp) they work on four values at a time;
 // IEEE arithmetic rounds each lane exactly as the scalar operation.
@@ -62,6 +64,32 @@ func RBFKernel(dst, xx []float64, yy, gamma float64) {
 	}
 }
 
+// RBFDot does RBFKernel(dst, xx, yy, gamma) and returns
+//
+//	Σ_i float64(alpha[i])·dst[i]
+//
+// added in index order to +0, each product rounded: bit for bit that
+// scalar loop run after RBFKernel, in one pass (on amd64 with AVX2 and
+// FMA the additions, one chain, overlap the exponentials of the values
+// after them). It panics if len(xx) or len(alpha) < len(dst).
+func RBFDot(dst, xx []float64, yy, gamma float64, alpha []float32) float64 {
+	xx, alpha = xx[:len(dst)], alpha[:len(dst)]
+	var acc float64
+	for len(dst) > 0 {
+		var n int
+		n, acc = rbfDotBlocks(dst, xx, yy, gamma, alpha, acc)
+		dst, xx, alpha = dst[n:], xx[n:], alpha[n:]
+		m := min(len(dst), 4)
+		for i, dot := range dst[:m] {
+			k := math.Exp(RBFArg(dot, xx[i], yy, gamma))
+			dst[i] = k
+			acc += float64(float64(alpha[i]) * k)
+		}
+		dst, xx, alpha = dst[m:], xx[m:], alpha[m:]
+	}
+	return acc
+}
+
 // AddScaled sets dst[i] += float64(x[i])·a for every i < len(dst): the
 // product rounded to float64, then the sum. It panics if len(x) <
 // len(dst).
@@ -69,6 +97,38 @@ func AddScaled(dst []float64, x []float32, a float64) {
 	x = x[:len(dst)]
 	n := addScaledBlocks(dst, x, a)
 	addScaledGeneric(dst[n:], x[n:], a)
+}
+
+// AddScaledCols does AddScaled(dst, x[offs[k]:], a[k]) for each k in
+// turn, column k of x being the len(dst) values from offs[k]: every
+// dst[i] gets the rounded products of its columns added in column order,
+// bit for bit as the separate calls, in one pass over dst instead of one
+// per column. It panics if len(a) < len(offs) or a column runs past the
+// end of x.
+func AddScaledCols(dst []float64, x []float32, offs []int, a []float64) {
+	addScaledCols(dst, x, offs, a, false)
+}
+
+// SetScaledCols is clear(dst) followed by AddScaledCols(dst, x, offs, a),
+// bit for bit, in one pass that does not read dst.
+func SetScaledCols(dst []float64, x []float32, offs []int, a []float64) {
+	addScaledCols(dst, x, offs, a, true)
+}
+
+func addScaledCols(dst []float64, x []float32, offs []int, a []float64, zero bool) {
+	a = a[:len(offs)]
+	for _, o := range offs {
+		_ = x[o : o+len(dst)]
+	}
+	if len(offs) > 0 && addScaledColsBlocks(dst, x, offs, a, zero) {
+		return
+	}
+	if zero {
+		clear(dst)
+	}
+	for k, o := range offs {
+		addScaledGeneric(dst, x[o:o+len(dst)], a[k])
+	}
 }
 
 func addScaledGeneric(dst []float64, x []float32, a float64) {

@@ -49,6 +49,24 @@ func addScaledBlocks(dst []float64, x []float32, a float64) int {
 	return len(dst) &^ 7
 }
 
+// addScaledColsAVX2 sets dst[i] += float64(x[offs[k]+i])·a[k] for each
+// column k in turn, for every i < len(dst), starting from dst[i] = +0
+// if zero; len(a) >= len(offs) and offs[k] + len(dst) <= len(x) for
+// every k.
+//
+//go:noescape
+func addScaledColsAVX2(dst []float64, x []float32, offs []int, a []float64, zero bool)
+
+// addScaledColsBlocks does AddScaledCols (SetScaledCols if zero) and
+// reports true, or reports false without AVX2.
+func addScaledColsBlocks(dst []float64, x []float32, offs []int, a []float64, zero bool) bool {
+	if !useAVX2 {
+		return false
+	}
+	addScaledColsAVX2(dst, x, offs, a, zero)
+	return true
+}
+
 // rbfAVX2 sets dst[i] = math.Exp(RBFArg(dst[i], xx[i], yy, gamma)) for
 // the whole blocks of 4 from the start of dst, stopping before a block
 // whose exponents expAVX2 would stop at, and returns how many values it
@@ -64,6 +82,23 @@ func rbfBlocks(dst, xx []float64, yy, gamma float64) int {
 		return 0
 	}
 	return rbfAVX2(dst, xx, yy, gamma)
+}
+
+// rbfDotAVX2 is rbfAVX2 that also adds float64(alpha[i])·dst[i] to acc
+// for every value it does, in index order; it returns how many values it
+// did and the sum. len(xx), len(alpha) >= len(dst).
+//
+//go:noescape
+func rbfDotAVX2(dst, xx []float64, yy, gamma float64, alpha []float32, acc float64) (done int, sum float64)
+
+// rbfDotBlocks does the vector part of RBFDot from acc and returns how
+// many values from the start of dst it did (a multiple of 4, possibly 0)
+// and the sum.
+func rbfDotBlocks(dst, xx []float64, yy, gamma float64, alpha []float32, acc float64) (int, float64) {
+	if !useAVX2 {
+		return 0, acc
+	}
+	return rbfDotAVX2(dst, xx, yy, gamma, alpha, acc)
 }
 
 // expBlocks returns how many values from the start of x were set to their

@@ -241,6 +241,7 @@ func TestAddKernelsPanicOnShortSource(t *testing.T) {
 		"AddScaled": func() { AddScaled(make([]float64, 9), make([]float32, 8), 1) },
 		"Add":       func() { Add(make([]float64, 9), make([]float64, 8)) },
 		"Sub":       func() { Sub(make([]float64, 9), make([]float64, 8)) },
+		"RBFDot":    func() { RBFDot(make([]float64, 9), make([]float64, 9), 1, 1, make([]float32, 8)) },
 	} {
 		func() {
 			defer func() {
@@ -250,5 +251,116 @@ func TestAddKernelsPanicOnShortSource(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+// AddScaledCols and SetScaledCols equal the scalar loop of one AddScaled
+// per column, in column order, onto dst or onto +0, bit for bit, at every length (blocks of 16 and tails) and
+// for columns anywhere in x, overlapping or not.
+func TestAddScaledColsMatchesScalarLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, asm := range asmModes() {
+		t.Run(asm.name, func(t *testing.T) {
+			defer asm.set()()
+			for n := range 70 {
+				for range 20 {
+					dst := randF64(rng, n)
+					src := randF64(rng, 8)
+					x := make([]float32, 3*n+rng.IntN(5))
+					for i := range x {
+						x[i] = float32(src[rng.IntN(len(src))])
+					}
+					offs := make([]int, rng.IntN(6))
+					for k := range offs {
+						offs[k] = rng.IntN(len(x) - n + 1)
+					}
+					a := randF64(rng, len(offs)+rng.IntN(2))
+					want := append([]float64(nil), dst...)
+					for k, o := range offs {
+						for i := range want {
+							want[i] += float64(float64(x[o+i]) * a[k])
+						}
+					}
+					got := append([]float64(nil), dst...)
+					AddScaledCols(got, x, offs, a)
+					sameSlices(t, "AddScaledCols", got, want)
+
+					want = make([]float64, n) // +0
+					for k, o := range offs {
+						for i := range want {
+							want[i] += float64(float64(x[o+i]) * a[k])
+						}
+					}
+					got = append(got[:0], dst...) // garbage SetScaledCols must not read
+					for i := range got {
+						if i%3 == 0 {
+							got[i] = math.NaN()
+						}
+					}
+					SetScaledCols(got, x, offs, a)
+					sameSlices(t, "SetScaledCols", got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestAddScaledColsPanicsOnShortInput(t *testing.T) {
+	for name, f := range map[string]func(){
+		"column past x": func() { AddScaledCols(make([]float64, 20), make([]float32, 30), []int{0, 11}, []float64{1, 2}) },
+		"short a":       func() { AddScaledCols(make([]float64, 20), make([]float32, 60), []int{0, 20}, []float64{1}) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+// RBFDot equals RBFKernel followed by the scalar loop of rounded products
+// summed in index order, bit for bit, with inner products that leave the
+// vector path (NaN, ±Inf, huge) anywhere in the row.
+func TestRBFDotMatchesScalarLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, asm := range asmModes() {
+		t.Run(asm.name, func(t *testing.T) {
+			defer asm.set()()
+			for n := range 40 {
+				for range 200 {
+					xx := make([]float64, n+rng.IntN(2))
+					dot := make([]float64, n)
+					alpha := make([]float32, n+rng.IntN(2))
+					yy := rng.ExpFloat64() * 3
+					gamma := []float64{1e-3, 0.5, 2, 50}[rng.IntN(4)]
+					for i := range dot {
+						xx[i] = rng.ExpFloat64() * 3
+						dot[i] = (rng.Float64()*2 - 1) * math.Sqrt(xx[i]*yy)
+						if rng.IntN(30) == 0 {
+							dot[i] = []float64{math.NaN(), math.Inf(1), math.Inf(-1), -1e300}[rng.IntN(4)]
+						}
+					}
+					for i := range alpha {
+						alpha[i] = float32(rng.IntN(41) - 20)
+						if rng.IntN(3) == 0 {
+							alpha[i] = float32(rng.NormFloat64() * 1e3)
+						}
+					}
+					kern := append([]float64(nil), dot...)
+					RBFKernel(kern, xx, yy, gamma)
+					var want float64
+					for i, k := range kern {
+						want += float64(float64(alpha[i]) * k)
+					}
+					got := append([]float64(nil), dot...)
+					sum := RBFDot(got, xx, yy, gamma, alpha)
+					sameSlices(t, "RBFDot kernel values", got, kern)
+					sameSlices(t, "RBFDot sum", []float64{sum}, []float64{want})
+				}
+			}
+		})
 	}
 }
