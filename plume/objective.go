@@ -221,7 +221,7 @@ func (o *objective) pass(w *sparsevec.Matrix, mode passMode, grad, negHess []flo
 			o.bacc[i] += float64(o.bias) * c
 		}
 		if grad != nil {
-			o.gacc.AddOuter(o.coef, x)
+			o.gacc.AddOuter(o.coef, &x)
 			if inBlock++; inBlock == o.block {
 				o.fold(grad)
 				inBlock = 0

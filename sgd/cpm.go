@@ -106,7 +106,7 @@ func (p *polytope) restore(st *taskState) error {
 
 // scores fills p.score with the true scores s·(W·x + b·W_0) of x and
 // returns the face with the highest score (lowest index on ties).
-func (p *polytope) scores(x sparsevec.Vector) int {
+func (p *polytope) scores(x *sparsevec.Vector) int {
 	return p.W.ScoresArgmax(p.score, x, float32(p.scale), p.bias)
 }
 
@@ -115,7 +115,12 @@ func (p *polytope) scores(x sparsevec.Vector) int {
 // row for ASSIGN's dictionary (stable across epochs). It does not allocate
 // unless x has a feature index beyond W's rows or id is beyond the reserved
 // dictionary.
-func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) {
+func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) { p.step(&x, positive, id) }
+
+// step is Step with the row by pointer, as the step loops call it: a
+// Vector is six words, and passed by value down the step's calls it would
+// be copied through memory at each (see sparsevec.Matrix.ScoresArgmax).
+func (p *polytope) step(x *sparsevec.Vector, positive bool, id int) {
 	if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= p.W.D {
 		p.W.Grow(int(x.Idx[n-1]) + 1)
 	}
@@ -126,14 +131,14 @@ func (p *polytope) Step(x sparsevec.Vector, positive bool, id int) {
 	case outerUpdate:
 		p.W.AddOuter(p.coef, x)
 	default:
-		p.W.AddToFace(face, a, x)
+		p.W.AddToFace(face, a, *x)
 	}
 	p.updateBias(positive, face, a)
 }
 
 // stepCoded is Step on a compact row, read without decoding it: the same
 // operations in the same order, so the same weights bit for bit.
-func (p *polytope) stepCoded(x sparsevec.CodedRow, positive bool, id int) {
+func (p *polytope) stepCoded(x *sparsevec.CodedRow, positive bool, id int) {
 	if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= p.W.D {
 		p.W.Grow(int(x.Idx[n-1]) + 1)
 	}
@@ -259,7 +264,7 @@ func (p *polytope) Score(x sparsevec.Vector) float32 {
 	if n := len(x.Idx); n > 0 && int(x.Idx[n-1]) >= p.W.D {
 		x = x.Below(p.W.D)
 	}
-	z := p.scores(x)
+	z := p.scores(&x)
 	return p.score[z]
 }
 

@@ -48,10 +48,11 @@ type memorySource struct {
 	epoch     int
 	reshuffle bool
 	rng       *rand.PCG
-	buf       sparsevec.Vector  // the decoded row Next returns
-	w         *sparsevec.Matrix // weights Next prefetches rows of (prefetchWeights)
-	coded     bool              // rows are coded and read by nextCoded
-	release   func()            // if set, Close gives data back to its owner
+	buf       sparsevec.Vector   // the decoded row Next returns
+	w         *sparsevec.Matrix  // weights Next prefetches rows of (prefetchWeights)
+	coded     bool               // rows are coded and read by nextCoded
+	row       sparsevec.CodedRow // the row nextCoded returns
+	release   func()             // if set, Close gives data back to its owner
 }
 
 // Close gives the source's rows back to their owner (a pair's copy); the
@@ -121,11 +122,14 @@ func (s *memorySource) prefetchWeights(w *sparsevec.Matrix) {
 }
 
 // nextCoded is Next for a source whose rows are coded (s.coded): the row
-// in its stored encoding, not decoded.
-func (s *memorySource) nextCoded() (sparsevec.CodedRow, float32, int) {
+// in its stored encoding, not decoded, in a field of the source that the
+// next call overwrites. The row goes to the kernels by pointer: a
+// CodedRow is seven words, which as an argument would be copied on every
+// call of the step's chain.
+func (s *memorySource) nextCoded() (*sparsevec.CodedRow, float32, int) {
 	r, id := s.advance()
-	x, _ := s.data.CodedRow(r)
-	return x, s.data.Label(r), id
+	s.row, _ = s.data.CodedRow(r)
+	return &s.row, s.data.Label(r), id
 }
 
 // advance moves to the next row and returns its data row and id.
@@ -474,7 +478,7 @@ func (t *task) stepsCoded(cfg Config, p *polytope, src *memorySource, n int64) e
 	for range n {
 		x, y, id := src.nextCoded()
 		if k := len(x.Idx); k > 0 {
-			if err := t.fit(cfg, p, uint32(x.Idx[k-1])); err != nil {
+			if err := t.fit(&cfg, p, uint32(x.Idx[k-1])); err != nil {
 				return fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
 			}
 		}

@@ -233,12 +233,12 @@ func (t *task) steps(cfg Config, p *polytope, src source, n int64) error {
 	for range n {
 		x, y, id, err := src.Next()
 		if err == nil && len(x.Idx) > 0 {
-			err = t.fit(cfg, p, x.Idx[len(x.Idx)-1])
+			err = t.fit(&cfg, p, x.Idx[len(x.Idx)-1])
 		}
 		if err != nil {
 			return fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
 		}
-		p.Step(x, y == t.outer, id)
+		p.step(&x, y == t.outer, id)
 	}
 	return nil
 }
@@ -246,12 +246,19 @@ func (t *task) steps(cfg Config, p *polytope, src source, n int64) error {
 // fit grows p.W, when the run bounds its rows (t.maxD > 0), to hold
 // feature last, a row's largest index; a feature at or beyond the bound
 // is an error (rowsError).
-func (t *task) fit(cfg Config, p *polytope, last uint32) error {
+//
+// The check is inlined into the step loops; the growth is not.
+func (t *task) fit(cfg *Config, p *polytope, last uint32) error {
 	if t.maxD == 0 || int(last) < p.W.D {
 		return nil
 	}
+	return t.grow(cfg, p, last)
+}
+
+// grow is fit's growth of p.W.
+func (t *task) grow(cfg *Config, p *polytope, last uint32) error {
 	if int(last) >= t.maxD {
-		return rowsError(cfg, t.tasks, t.maxD, last)
+		return rowsError(*cfg, t.tasks, t.maxD, last)
 	}
 	p.W.GrowMax(int(last)+1, t.maxD)
 	return nil

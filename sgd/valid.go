@@ -116,7 +116,7 @@ func (v *validSet) errorOf(p *polytope) float64 {
 			cut := sort.Search(k, func(j int) bool { return int(x.Idx[j]) >= p.W.D })
 			x = sparsevec.Vector{Idx: x.Idx[:cut], Val: x.Val[:cut]}
 		}
-		best := p.scores(x)
+		best := p.scores(&x)
 		if (p.score[best] > 0) != (v.data.Labels[r] == v.outer) {
 			wrong++
 		}

@@ -57,7 +57,7 @@ func TestScoresArgmax(t *testing.T) {
 				}
 				want, wbest := scanArgmax(m, x, s, b)
 				got, whole := guarded(m.Stride)
-				gbest := m.ScoresArgmax(got, x, s, b)
+				gbest := m.ScoresArgmax(got, &x, s, b)
 				checkGuards(t, name, whole)
 				if gbest != wbest {
 					t.Errorf("%s: argmax %d, want %d (scores %v)", name, gbest, wbest, want[:k])
@@ -75,10 +75,10 @@ func TestScoresArgmax(t *testing.T) {
 // TestScoresArgmaxPanics checks the programmer errors ScoresArgmax refuses.
 func TestScoresArgmaxPanics(t *testing.T) {
 	for name, f := range map[string]func(){
-		"short dst":   func() { NewMatrix(3, 10).ScoresArgmax(make([]float32, 10), Vector{}, 1, 1) },
-		"no bias row": func() { NewMatrix(0, 2).ScoresArgmax(make([]float32, 8), Vector{}, 1, 1) },
+		"short dst":   func() { NewMatrix(3, 10).ScoresArgmax(make([]float32, 10), &Vector{}, 1, 1) },
+		"no bias row": func() { NewMatrix(0, 2).ScoresArgmax(make([]float32, 8), &Vector{}, 1, 1) },
 		"index >= D": func() {
-			NewMatrix(3, 2).ScoresArgmax(make([]float32, 8), Vector{Idx: []uint32{3}, Val: []float32{1}}, 1, 1)
+			NewMatrix(3, 2).ScoresArgmax(make([]float32, 8), &Vector{Idx: []uint32{3}, Val: []float32{1}}, 1, 1)
 		},
 	} {
 		func() {
@@ -97,7 +97,7 @@ func TestScoresArgmaxAllocs(t *testing.T) {
 	m := NewMatrix(20, 10)
 	x := Vector{Idx: []uint32{1, 4, 19}, Val: []float32{1, 2, 3}}
 	dst := make([]float32, m.Stride)
-	if a := testing.AllocsPerRun(100, func() { m.ScoresArgmax(dst, x, 0.5, 1) }); a != 0 {
+	if a := testing.AllocsPerRun(100, func() { m.ScoresArgmax(dst, &x, 0.5, 1) }); a != 0 {
 		t.Fatalf("ScoresArgmax allocates %v times", a)
 	}
 }
@@ -110,7 +110,7 @@ func BenchmarkScoresArgmax(b *testing.B) {
 		benchImpls(b, bc, func(b *testing.B) {
 			i, best := 0, 0
 			for b.Loop() {
-				best += bc.m.ScoresArgmax(bc.dst, bc.xs[i%benchRows], 0.5, 1)
+				best += bc.m.ScoresArgmax(bc.dst, &bc.xs[i%benchRows], 0.5, 1)
 				i++
 			}
 			benchSink += float32(best)

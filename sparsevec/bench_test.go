@@ -106,7 +106,7 @@ func BenchmarkAddOuter(b *testing.B) {
 		benchImpls(b, bc, func(b *testing.B) {
 			i := 0
 			for b.Loop() {
-				bc.m.AddOuter(bc.c, bc.xs[i%benchRows])
+				bc.m.AddOuter(bc.c, &bc.xs[i%benchRows])
 				i++
 			}
 		})
@@ -135,7 +135,7 @@ func BenchmarkStep(b *testing.B) {
 			for b.Loop() {
 				x := bc.xs[i%benchRows]
 				bc.m.Scores(bc.dst, x)
-				bc.m.AddOuter(bc.c, x)
+				bc.m.AddOuter(bc.c, &x)
 				i++
 			}
 		})

@@ -25,7 +25,7 @@ func ExampleMatrix_AddOuter() {
 			c[k] = -0.25
 		}
 	}
-	m.AddOuter(c, x)
+	m.AddOuter(c, &x)
 	m.Scores(s, x)
 	fmt.Println("after:", s[:m.K])
 	// Output:

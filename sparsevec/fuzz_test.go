@@ -71,7 +71,7 @@ func FuzzKernels(f *testing.F) {
 			}
 			fuzzCoded(t, impl.name, m, c, x)
 			before := slices.Clone(m.Data)
-			m.AddOuter(c, x)
+			m.AddOuter(c, &x)
 			face := rng.IntN(k)
 			m.AddToFace(face, 0.5, x)
 			xv := make(map[int]float64)
@@ -127,13 +127,13 @@ func fuzzCoded(t *testing.T, impl string, m *Matrix, c []float32, x Vector) {
 	a := &Matrix{D: m.D, K: m.K, Stride: m.Stride, Data: slices.Clone(m.Data)}
 	b := &Matrix{D: m.D, K: m.K, Stride: m.Stride, Data: slices.Clone(m.Data)}
 	da, db := make([]float32, m.Stride), make([]float32, m.Stride)
-	ba, bb := a.ScoresArgmaxCoded(da, cx, 0.5, 1), b.ScoresArgmax(db, x, 0.5, 1)
+	ba, bb := a.ScoresArgmaxCoded(da, &cx, 0.5, 1), b.ScoresArgmax(db, &x, 0.5, 1)
 	if ba != bb || !sameBits(da, db) {
 		t.Fatalf("%s: ScoresArgmaxCoded %d %v, ScoresArgmax %d %v", impl, ba, da, bb, db)
 	}
-	a.AddOuterCoded(c, cx)
-	b.AddOuter(c, x)
-	a.AddToFaceCoded(0, -0.25, cx)
+	a.AddOuterCoded(c, &cx)
+	b.AddOuter(c, &x)
+	a.AddToFaceCoded(0, -0.25, &cx)
 	b.AddToFace(0, -0.25, x)
 	if !sameBits(a.Data, b.Data) {
 		t.Fatalf("%s: AddOuterCoded/AddToFaceCoded differ from AddOuter/AddToFace", impl)

@@ -106,23 +106,23 @@ func addOuterC8W16AVX2(w, c []float32, idx []uint16, codes []uint8, dict *[256]f
 // codedDirect reports whether the coded kernels run without decoding.
 func codedDirect() bool { return useAVX2 }
 
-func scoresArgmaxCoded(dst, w []float32, k int, x CodedRow, s, b float32) int {
+func scoresArgmaxCoded(dst, w []float32, k int, x *CodedRow, s, b float32) int {
 	if !useAVX2 || len(dst) >= maxAVX2Stride {
 		return scoresArgmaxDecoded(dst, w, k, x, s, b)
 	}
-	best, ok := scoresC8W16AVX2(dst, w, x.Idx, x.Codes, k, s, b, x.Dict)
+	best, ok := scoresC8W16AVX2(dst, w, x.Idx, x.Codes[:len(x.Idx)], k, s, b, x.Dict)
 	if !ok {
 		panicIndex(x.Idx, len(w)/len(dst))
 	}
 	return best
 }
 
-func addOuterCoded(w, c []float32, k int, x CodedRow) {
+func addOuterCoded(w, c []float32, k int, x *CodedRow) {
 	if !useAVX2 || len(c) >= maxAVX2Stride || !allZero(c[k:]) {
 		addOuterDecoded(w, c, k, x)
 		return
 	}
-	if !addOuterC8W16AVX2(w, c, x.Idx, x.Codes, x.Dict) {
+	if !addOuterC8W16AVX2(w, c, x.Idx, x.Codes[:len(x.Idx)], x.Dict) {
 		panicIndex(x.Idx, len(w)/len(c))
 	}
 }

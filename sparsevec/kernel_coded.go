@@ -44,7 +44,7 @@ func (p *Packed) CodedRow(r int) (x CodedRow, ok bool) {
 }
 
 // checkCoded is checkVec for a CodedRow.
-func (m *Matrix) checkCoded(x CodedRow) []float32 {
+func (m *Matrix) checkCoded(x *CodedRow) []float32 {
 	if len(x.Codes) < len(x.Idx) {
 		panic("sparsevec: coded row has fewer codes than indices")
 	}
@@ -55,7 +55,7 @@ func (m *Matrix) checkCoded(x CodedRow) []float32 {
 }
 
 // ScoresArgmaxCoded is ScoresArgmax on the row x.
-func (m *Matrix) ScoresArgmaxCoded(dst []float32, x CodedRow, s, b float32) int {
+func (m *Matrix) ScoresArgmaxCoded(dst []float32, x *CodedRow, s, b float32) int {
 	if len(dst) < m.Stride {
 		panic("sparsevec: ScoresArgmax dst shorter than Stride")
 	}
@@ -63,30 +63,29 @@ func (m *Matrix) ScoresArgmaxCoded(dst []float32, x CodedRow, s, b float32) int 
 		panic("sparsevec: ScoresArgmax on a matrix without a bias row")
 	}
 	w := m.checkCoded(x)
-	x.Codes = x.Codes[:len(x.Idx)]
 	return scoresArgmaxCoded(dst[:m.Stride], w, m.K, x, s, b)
 }
 
 // AddToFaceCoded is AddToFace on the row x.
-func (m *Matrix) AddToFaceCoded(k int, a float32, x CodedRow) {
+func (m *Matrix) AddToFaceCoded(k int, a float32, x *CodedRow) {
 	if uint(k) >= uint(m.K) {
 		panic("sparsevec: face index out of range")
 	}
 	w := m.checkCoded(x)
 	codes := x.Codes[:len(x.Idx)]
 	stride := m.Stride
+	dict := x.Dict
 	for i, j := range x.Idx {
-		w[int(j)*stride+k] += a * x.Dict[codes[i]]
+		w[int(j)*stride+k] += a * dict[codes[i]]
 	}
 }
 
 // AddOuterCoded is AddOuter on the row x.
-func (m *Matrix) AddOuterCoded(c []float32, x CodedRow) {
+func (m *Matrix) AddOuterCoded(c []float32, x *CodedRow) {
 	if len(c) < m.Stride {
 		panic("sparsevec: AddOuter coefficient vector shorter than Stride")
 	}
 	w := m.checkCoded(x)
-	x.Codes = x.Codes[:len(x.Idx)]
 	addOuterCoded(w, c[:m.Stride], m.K, x)
 }
 
@@ -96,7 +95,7 @@ const decodeStack = 1024
 
 // scoresArgmaxDecoded is scoresArgmaxCoded by decoding x and calling
 // scoresArgmax.
-func scoresArgmaxDecoded(dst, w []float32, k int, x CodedRow, s, b float32) int {
+func scoresArgmaxDecoded(dst, w []float32, k int, x *CodedRow, s, b float32) int {
 	var ib [decodeStack]uint32
 	var vb [decodeStack]float32
 	v := x.Decode(ib[:], vb[:])
@@ -104,7 +103,7 @@ func scoresArgmaxDecoded(dst, w []float32, k int, x CodedRow, s, b float32) int 
 }
 
 // addOuterDecoded is addOuterCoded by decoding x and calling addOuter.
-func addOuterDecoded(w, c []float32, k int, x CodedRow) {
+func addOuterDecoded(w, c []float32, k int, x *CodedRow) {
 	var ib [decodeStack]uint32
 	var vb [decodeStack]float32
 	v := x.Decode(ib[:], vb[:])

@@ -58,8 +58,8 @@ func TestCodedKernels(t *testing.T) {
 				got, gwhole := guarded(m.Stride)
 				want := make([]float32, m.Stride)
 				s, b := float32(0.75), float32(1.5)
-				gb := m.ScoresArgmaxCoded(got, x, s, b)
-				wb := ref.ScoresArgmax(want, v, s, b)
+				gb := m.ScoresArgmaxCoded(got, &x, s, b)
+				wb := ref.ScoresArgmax(want, &v, s, b)
 				checkGuards(t, name+" dst", gwhole)
 				if gb != wb || !sameBits(got, want) {
 					t.Errorf("%s: ScoresArgmaxCoded = %d %v, want %d %v", name, gb, got, wb, want)
@@ -71,9 +71,9 @@ func TestCodedKernels(t *testing.T) {
 						c[j] = float32(rng.NormFloat64())
 					}
 				}
-				m.AddOuterCoded(c, x)
-				ref.AddOuter(c, v)
-				m.AddToFaceCoded(k-1, -0.3, x)
+				m.AddOuterCoded(c, &x)
+				ref.AddOuter(c, &v)
+				m.AddToFaceCoded(k-1, -0.3, &x)
 				ref.AddToFace(k-1, -0.3, v)
 				checkGuards(t, name+" W", mwhole)
 				if !sameBits(m.Data, ref.Data) {
@@ -99,9 +99,9 @@ func TestCodedKernelsBadIndex(t *testing.T) {
 				}
 				m, whole := guardedMatrix(5, k)
 				for name, f := range map[string]func(){
-					"ScoresArgmaxCoded": func() { m.ScoresArgmaxCoded(make([]float32, m.Stride), x, 1, 1) },
-					"AddOuterCoded":     func() { m.AddOuterCoded(make([]float32, m.Stride), x) },
-					"AddToFaceCoded":    func() { m.AddToFaceCoded(0, 1, x) },
+					"ScoresArgmaxCoded": func() { m.ScoresArgmaxCoded(make([]float32, m.Stride), &x, 1, 1) },
+					"AddOuterCoded":     func() { m.AddOuterCoded(make([]float32, m.Stride), &x) },
+					"AddToFaceCoded":    func() { m.AddToFaceCoded(0, 1, &x) },
 				} {
 					func() {
 						defer func() {
@@ -127,9 +127,9 @@ func TestCodedKernelsAllocs(t *testing.T) {
 		dst, c := make([]float32, m.Stride), make([]float32, m.Stride)
 		c[2] = 1
 		if a := testing.AllocsPerRun(100, func() {
-			m.ScoresArgmaxCoded(dst, x, 0.5, 1)
-			m.AddOuterCoded(c, x)
-			m.AddToFaceCoded(3, 1, x)
+			m.ScoresArgmaxCoded(dst, &x, 0.5, 1)
+			m.AddOuterCoded(c, &x)
+			m.AddToFaceCoded(3, 1, &x)
 		}); a != 0 {
 			t.Errorf("%v allocations per call", a)
 		}

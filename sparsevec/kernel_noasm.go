@@ -17,8 +17,8 @@ func scoresArgmax(dst, w []float32, k int, idx []uint32, val []float32, s, b flo
 
 func codedDirect() bool { return false }
 
-func scoresArgmaxCoded(dst, w []float32, k int, x CodedRow, s, b float32) int {
+func scoresArgmaxCoded(dst, w []float32, k int, x *CodedRow, s, b float32) int {
 	return scoresArgmaxDecoded(dst, w, k, x, s, b)
 }
 
-func addOuterCoded(w, c []float32, k int, x CodedRow) { addOuterDecoded(w, c, k, x) }
+func addOuterCoded(w, c []float32, k int, x *CodedRow) { addOuterDecoded(w, c, k, x) }

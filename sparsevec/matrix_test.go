@@ -275,7 +275,7 @@ func TestAddOuter(t *testing.T) {
 				}
 				c0 := append([]float32(nil), c...)
 				before := append([]float32(nil), m.Data...)
-				m.AddOuter(c, x)
+				m.AddOuter(c, &x)
 				checkGuards(t, name+" W", mwhole)
 				checkGuards(t, name+" c", cwhole)
 				if !sameVector(x, x0) {
@@ -341,11 +341,11 @@ func TestKernelPanics(t *testing.T) {
 				{"AddToFace index >= D", func() { m.AddToFace(0, 1, big) }},
 				{"AddToFace unsorted index >= D", func() { m.AddToFace(0, 1, unsorted) }},
 				{"AddToFace short Val", func() { m.AddToFace(0, 1, short) }},
-				{"AddOuter short c", func() { m.AddOuter(c[:s-1], ok) }},
-				{"AddOuter index >= D", func() { m.AddOuter(c, big) }},
-				{"AddOuter unsorted index >= D", func() { m.AddOuter(c, unsorted) }},
-				{"AddOuter unsorted first index >= D", func() { m.AddOuter(c, unsortedFirst) }},
-				{"AddOuter short Val", func() { m.AddOuter(c, short) }},
+				{"AddOuter short c", func() { m.AddOuter(c[:s-1], &ok) }},
+				{"AddOuter index >= D", func() { m.AddOuter(c, &big) }},
+				{"AddOuter unsorted index >= D", func() { m.AddOuter(c, &unsorted) }},
+				{"AddOuter unsorted first index >= D", func() { m.AddOuter(c, &unsortedFirst) }},
+				{"AddOuter short Val", func() { m.AddOuter(c, &short) }},
 			} {
 				mustPanic(t, fmt.Sprintf("K=%d %s", k, tc.name), tc.f)
 				checkGuards(t, fmt.Sprintf("K=%d %s", k, tc.name), mwhole)
@@ -354,7 +354,7 @@ func TestKernelPanics(t *testing.T) {
 			// do not read past it.
 			bad := &Matrix{D: 4, K: k, Stride: s, Data: m.Data[:3*s]}
 			mustPanic(t, fmt.Sprintf("K=%d short Data", k), func() { bad.Scores(dst, ok) })
-			mustPanic(t, fmt.Sprintf("K=%d short Data", k), func() { bad.AddOuter(c, ok) })
+			mustPanic(t, fmt.Sprintf("K=%d short Data", k), func() { bad.AddOuter(c, &ok) })
 			checkGuards(t, fmt.Sprintf("K=%d short Data", k), mwhole)
 		}
 	})
@@ -391,7 +391,7 @@ func TestKernelAllocs(t *testing.T) {
 			}{
 				{"Scores", func() { m.Scores(dst, x) }},
 				{"AddToFace", func() { m.AddToFace(k-1, 1e-3, x) }},
-				{"AddOuter", func() { m.AddOuter(c, x) }},
+				{"AddOuter", func() { m.AddOuter(c, &x) }},
 			} {
 				if n := testing.AllocsPerRun(100, tc.f); n != 0 {
 					t.Errorf("K=%d %s: %v allocs per run, want 0", k, tc.name, n)
@@ -410,7 +410,7 @@ func TestAddOuterPaddingOfC(t *testing.T) {
 		for i := range c {
 			c[i] = 1
 		}
-		m.AddOuter(c, Vector{Idx: []uint32{1, 3}, Val: []float32{2, 3}})
+		m.AddOuter(c, &Vector{Idx: []uint32{1, 3}, Val: []float32{2, 3}})
 		x := map[int]float32{1: 2, 3: 3}
 		for j := 0; j < m.D; j++ {
 			for k, v := range m.Row(j) {
