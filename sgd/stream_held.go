@@ -163,21 +163,21 @@ func (t *task) stepsStream(cfg Config, p *polytope, src *checkedSource, n int64)
 		if s.held != nil && s.direct {
 			if x, ok := s.held.segs[e.seg].CodedRow(e.id - s.held.start[e.seg]); ok {
 				if k := len(x.Idx); k > 0 {
-					if err := t.fit(cfg, p, uint32(x.Idx[k-1])); err != nil {
+					if err := t.fit(&cfg, p, uint32(x.Idx[k-1])); err != nil {
 						return fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
 					}
 				}
-				p.stepCoded(x, e.label == t.outer, e.id)
+				p.stepCoded(&x, e.label == t.outer, e.id)
 				continue
 			}
 		}
 		x := s.vector(e)
 		if k := len(x.Idx); k > 0 {
-			if err := t.fit(cfg, p, x.Idx[k-1]); err != nil {
+			if err := t.fit(&cfg, p, x.Idx[k-1]); err != nil {
 				return fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
 			}
 		}
-		p.Step(x, e.label == t.outer, e.id)
+		p.step(&x, e.label == t.outer, e.id)
 	}
 	return nil
 }
