@@ -140,10 +140,18 @@ func arenaGrow(c, n int) int {
 	}
 	const maxSmall, page = 32 << 10, 8 << 10
 	if 4*newcap <= maxSmall {
-		return cap(append(make([]uint32, c), make([]uint32, n-c)...))
+		return cap(grown(c, n))
 	}
 	return (4*newcap + page - 1) &^ (page - 1) / 4
 }
+
+// grown returns a slice of capacity c appended to length n > c. It is not
+// inlined, so that the slice escapes and append grows it on the heap (a
+// slice that stays on the stack may start in a buffer of the frame, whose
+// capacity is not the heap's).
+//
+//go:noinline
+func grown(c, n int) []uint32 { return append(make([]uint32, c), make([]uint32, n-c)...) }
 
 // stepsStream is task.steps on a stream source: rows of its held copy in
 // 2-byte indices and codes are stepped on without decoding
