@@ -234,7 +234,8 @@ type entry struct {
 // order; if the copy outgrows its budget it is dropped, its pending rows
 // copied into a real arena of that length and capacity, and the pass goes
 // on as above. A copy that lasts the first pass holds every row: later
-// passes read it in file order instead of the input. Either way the rows
+// passes read it in file order instead of the input, which sees the second
+// pass opened and closed unread and no pass after it. Either way the rows
 // drawn, and so the steps, are the same.
 type streamSource struct {
 	open    func() (Blocks, error)
@@ -401,7 +402,18 @@ func (s *streamSource) nextPass() error {
 			if err := s.cur.Close(); err != nil {
 				return err
 			}
-			s.cur, s.replay = nil, true
+			// The second pass is opened as without the copy, so that the
+			// input sees it start (it checks its files, puts an optional
+			// cache in place), and closed unread.
+			s.cur = nil
+			b, err := s.open()
+			if err != nil {
+				return fmt.Errorf("reopening for pass %d: %w", s.epoch+2, err)
+			}
+			if err := b.Close(); err != nil {
+				return err
+			}
+			s.replay = true
 			s.held.done(&s.dec)
 			if s.leave != nil {
 				s.leave()
