@@ -206,7 +206,7 @@ type Blocks interface {
 
 // entry is a row of the shuffle buffer: nonzeros off:off+n of its arena
 // (in a held pass, where the arena is only counted, the place the row
-// would take there) and, in a held pass, block seg of the held copy.
+// would take there) and, in a held pass, chunk seg of the held copy.
 type entry struct {
 	off, n int
 	label  float32
@@ -257,7 +257,7 @@ type streamSource struct {
 	alen    int               // with held: the arena's length and capacity, in nonzeros, counted
 	acap    int               //   (arenaGrow) rather than allocated
 	full    bool              // with held: the buffer has been full in this pass
-	seg     int               // with replay: the block of held that row next is in
+	seg     int               // with replay: the chunk of held that row next is in
 	packing sparsevec.Packing // held's encodings (Config.Compact)
 	direct  bool              // coded held rows are stepped on without decoding (sparsevec.CodedDirect)
 	dec     sparsevec.Vector  // a held row decoded
@@ -320,13 +320,13 @@ func (s *streamSource) fill() error {
 				return err
 			}
 			s.blk, s.blkRow = b, 0
-			if s.held != nil && b.Rows() > 0 {
-				s.held.add(b, s.packing)
-			}
 			continue
 		}
 		x := s.blk.Row(s.blkRow)
 		if s.held != nil {
+			if s.next == s.held.rows() {
+				s.held.add(s.blk, s.blkRow, s.buffer, s.packing)
+			}
 			s.holdRow(len(x.Idx), s.blk.Labels[s.blkRow])
 			s.blkRow++
 			s.next++

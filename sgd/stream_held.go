@@ -13,41 +13,58 @@ import (
 var heldBudget = 1.0
 
 // heldRows is the held copy of a streamed input: its rows in file order,
-// packed block by block as they arrive (sparsevec.Pack with the source's
+// packed chunk by chunk as they arrive (sparsevec.Pack with the source's
 // Packing: for MNIST 2-byte indices and 1-byte value codes, 3 bytes a
 // nonzero against the arena's 8), so that later passes read them from
 // memory instead of opening, reading and decoding the input again.
 //
 // Budget: the copy is held only while its bytes (Packed.Bytes of the
-// rows placed so far: nonzeros, labels, offsets, each block's dictionary)
+// rows placed so far: nonzeros, labels, offsets, each chunk's dictionary)
 // stay within heldBudget × 8 × the arena's capacity in nonzeros, i.e. the
 // bytes the arena's indices and values would take at that moment had the
 // rows been copied into it. It is checked at every row placed once the
 // buffer has been full, and at the end of the first pass: until the
 // buffer first fills, every row read is pending, in the arena as in the
-// copy, and the copy's fixed costs (a dictionary per block) would
+// copy, and the copy's fixed costs (a dictionary per chunk) would
 // otherwise count against the first rows' small arena. The first row over
 // the budget drops the copy, and the shuffle buffer goes on in a real
 // arena. The held copy so costs no more than the arena it replaces,
-// besides the block being packed; when it is dropped, the copy and the
-// arena its pending rows move to exist together for a moment.
+// besides the rest of the chunk being packed (heldChunk: an eighth of the
+// buffer at most); when it is dropped, the copy and the arena its pending
+// rows move to exist together for a moment.
 type heldRows struct {
-	segs   []*sparsevec.Packed // one per block of the input
+	segs   []*sparsevec.Packed // chunks of the input's rows, in order
 	start  []int               // start[i]: id of the first row of segs[i]; start[len(segs)]: rows held
+	perm   []int32             // add's rows of a block
 	bytes  int64               // the bytes counted against the budget
 	maxRow int                 // nonzeros of the longest row held
 }
 
-// add packs block b after the blocks held and counts its fixed bytes
-// (Packed.Bytes besides its rows).
-func (h *heldRows) add(b *sparsevec.CSR, mode sparsevec.Packing) {
-	p := sparsevec.Pack(b, nil, mode)
+// add packs the rows of block b from row lo on after the rows held: at
+// most heldChunk(buffer) rows, so that the rows packed ahead of those
+// counted (holdRow) are few beside the buffer. It counts the chunk's fixed
+// bytes (Packed.Bytes besides its rows).
+func (h *heldRows) add(b *sparsevec.CSR, lo, buffer int, mode sparsevec.Packing) {
+	hi := min(b.Rows(), lo+heldChunk(buffer))
+	h.perm = h.perm[:0]
+	for r := lo; r < hi; r++ {
+		h.perm = append(h.perm, int32(r))
+	}
+	p := sparsevec.Pack(b, h.perm, mode)
 	h.segs = append(h.segs, p)
-	h.start = append(h.start, h.start[len(h.start)-1]+p.Rows())
+	h.start = append(h.start, h.rows()+p.Rows())
 	h.bytes += p.Bytes() - int64(p.NNZ())*int64(p.NonzeroBytes()) - int64(p.Rows())*sparsevec.RowBytes
 	h.bytes += 16 // segs and start
 	h.maxRow = max(h.maxRow, p.MaxRow())
 }
+
+// heldChunk is the most rows of a held chunk for a buffer of the given
+// rows: an eighth of the buffer, between 64 rows (a chunk's dictionary,
+// 1 KiB, stays small beside its rows) and reader blocks' 4096.
+func heldChunk(buffer int) int { return min(4096, max(64, buffer/8)) }
+
+// rows returns the number of rows held.
+func (h *heldRows) rows() int { return h.start[len(h.start)-1] }
 
 // done is called when h holds every row of the input: it sizes dec for
 // the longest, so that decoding a held row never allocates.
@@ -57,8 +74,8 @@ func (h *heldRows) done(dec *sparsevec.Vector) {
 	}
 }
 
-// holdRow places the row of n nonzeros just read, the last of held's last
-// block so far, in the shuffle buffer, counting its place in the arena,
+// holdRow places the row of n nonzeros just read, one of held's last
+// chunk, in the shuffle buffer, counting its place in the arena,
 // and drops the held copy if the row takes it over its budget.
 func (s *streamSource) holdRow(n int, label float32) {
 	h := s.held
@@ -88,7 +105,7 @@ func (s *streamSource) replayRow() {
 	s.next++
 }
 
-// place adds row next, of n nonzeros in block seg of the held copy, to the
+// place adds row next, of n nonzeros in chunk seg of the held copy, to the
 // pending rows, where fill would copy it to the arena: the same test for
 // compaction, the same offset, and the capacity append would grow the
 // arena to.
