@@ -206,12 +206,14 @@ type Blocks interface {
 
 // entry is a row of the shuffle buffer: nonzeros off:off+n of its arena
 // (in a held pass, where the arena is only counted, the place the row
-// would take there) and, in a held pass, chunk seg of the held copy.
+// would take there) and, in a held pass, nonzeros pos:pos+n of chunk seg
+// of the held copy.
 type entry struct {
 	off, n int
 	label  float32
 	seg    int32
 	id     int
+	pos    int
 }
 
 // streamSource makes repeated passes over data that does not fit in memory
@@ -446,7 +448,7 @@ func (s *streamSource) nextPass() error {
 // vector returns the row of entry e, a held row decoded into s.dec.
 func (s *streamSource) vector(e entry) sparsevec.Vector {
 	if s.held != nil {
-		return s.held.segs[e.seg].Row(e.id-s.held.start[e.seg], &s.dec)
+		return s.held.segs[e.seg].RowAt(e.pos, e.n, &s.dec)
 	}
 	return sparsevec.Vector{Idx: s.idx[e.off : e.off+e.n : e.off+e.n], Val: s.val[e.off : e.off+e.n : e.off+e.n]}
 }
@@ -454,7 +456,7 @@ func (s *streamSource) vector(e entry) sparsevec.Vector {
 // prefetch starts loading the nonzeros of entry e.
 func (s *streamSource) prefetch(e entry) {
 	if s.held != nil {
-		s.held.segs[e.seg].PrefetchRow(e.id - s.held.start[e.seg])
+		s.held.segs[e.seg].PrefetchAt(e.pos, e.n)
 		return
 	}
 	sparsevec.Vector{Idx: s.idx[e.off : e.off+e.n], Val: s.val[e.off : e.off+e.n]}.Prefetch()

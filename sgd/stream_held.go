@@ -80,7 +80,7 @@ func (h *heldRows) done(dec *sparsevec.Vector) {
 func (s *streamSource) holdRow(n int, label float32) {
 	h := s.held
 	seg := len(h.segs) - 1
-	s.place(n, label, seg)
+	s.place(n, label, seg, h.segs[seg].Start(s.next-h.start[seg]))
 	h.bytes += int64(n)*int64(h.segs[seg].NonzeroBytes()) + sparsevec.RowBytes
 	s.full = s.full || len(s.pending) >= s.buffer
 	if s.full && s.overBudget() {
@@ -101,19 +101,19 @@ func (s *streamSource) replayRow() {
 	}
 	r := s.next - h.start[s.seg]
 	p := h.segs[s.seg]
-	s.place(p.RowNNZ(r), p.Label(r), s.seg)
+	s.place(p.RowNNZ(r), p.Label(r), s.seg, p.Start(r))
 	s.next++
 }
 
-// place adds row next, of n nonzeros in chunk seg of the held copy, to the
+// place adds row next, nonzeros pos:pos+n of chunk seg of the held copy, to the
 // pending rows, where fill would copy it to the arena: the same test for
 // compaction, the same offset, and the capacity append would grow the
 // arena to.
-func (s *streamSource) place(n int, label float32, seg int) {
+func (s *streamSource) place(n int, label float32, seg, pos int) {
 	if s.alen+n > s.acap && 3*(s.alen-s.live) >= s.acap {
 		s.compact()
 	}
-	s.push(entry{off: s.alen, n: n, label: label, seg: int32(seg), id: s.next})
+	s.push(entry{off: s.alen, n: n, label: label, seg: int32(seg), id: s.next, pos: pos})
 	s.alen += n
 	if s.alen > s.acap {
 		s.acap = arenaGrow(s.acap, s.alen)
@@ -129,7 +129,7 @@ func (s *streamSource) dropHeld() {
 	s.held = nil
 	s.idx, s.val = make([]uint32, s.alen, s.acap), make([]float32, s.alen, s.acap)
 	for _, e := range s.pending {
-		x := h.segs[e.seg].Row(e.id-h.start[e.seg], &s.dec)
+		x := h.segs[e.seg].RowAt(e.pos, e.n, &s.dec)
 		copy(s.idx[e.off:e.off+e.n], x.Idx)
 		copy(s.val[e.off:e.off+e.n], x.Val)
 	}
@@ -186,7 +186,7 @@ func (t *task) stepsStream(cfg Config, p *polytope, src *checkedSource, n int64)
 			return fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
 		}
 		if s.held != nil && s.direct {
-			if x, ok := s.held.segs[e.seg].CodedRow(e.id - s.held.start[e.seg]); ok {
+			if x, ok := s.held.segs[e.seg].CodedAt(e.pos, e.n); ok {
 				if k := len(x.Idx); k > 0 {
 					if err := t.fit(&cfg, p, uint32(x.Idx[k-1])); err != nil {
 						return fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)

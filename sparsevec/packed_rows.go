@@ -1,5 +1,10 @@
 package sparsevec
 
+// Start returns the position of row r's first nonzero among p's
+// nonzeros: with RowNNZ, where RowAt, CodedAt and PrefetchAt find the row
+// without reading the row offsets. It panics if r is out of range.
+func (p *Packed) Start(r int) int { return p.ptr[r] }
+
 // RowNNZ returns the number of nonzeros of row r without reading them. It
 // panics if r is out of range.
 func (p *Packed) RowNNZ(r int) int { return p.ptr[r+1] - p.ptr[r] }
