@@ -204,11 +204,16 @@ type Blocks interface {
 	Close() error
 }
 
-// entry is a row held in the shuffle buffer's arena.
+// entry is a row of the shuffle buffer: nonzeros off:off+n of its arena
+// (in a held pass, where the arena is only counted, the place the row
+// would take there) and, in a held pass, nonzeros pos:pos+n of chunk seg
+// of the held copy.
 type entry struct {
 	off, n int
 	label  float32
+	seg    int32
 	id     int
+	pos    int
 }
 
 // streamSource makes repeated passes over data that does not fit in memory
@@ -222,8 +227,21 @@ type entry struct {
 // The arena is compacted, rather than grown, when it is full and at least a
 // third of it is dead rows, so it stays within about 1.5x the live rows and
 // each row is moved at most about twice.
+//
+// Data that fits in the memory of the arena is held instead (held, see
+// stream_held.go): the first pass packs the rows as they arrive and the
+// buffer's entries point into that copy, the arena being only counted (its
+// length and capacity as appends would grow them, alen and acap), so that
+// compaction happens at the same steps and leaves the entries in the same
+// order; if the copy outgrows its budget it is dropped, its pending rows
+// copied into a real arena of that length and capacity, and the pass goes
+// on as above. A copy that lasts the first pass holds every row: later
+// passes read it in file order instead of the input, which sees the second
+// pass opened and closed unread and no pass after it. Either way the rows
+// drawn, and so the steps, are the same.
 type streamSource struct {
 	open    func() (Blocks, error)
+	leave   func() // if set, called once the source will open no more passes
 	cur     Blocks
 	blk     *sparsevec.CSR // block being read, nil if none
 	blkRow  int
@@ -235,23 +253,39 @@ type streamSource struct {
 	idx     []uint32 // arena
 	val     []float32
 	live    int // nonzeros of pending rows in the arena
-	rng     *rand.PCG
-	next    int // id of the next row to arrive in this pass
-	eof     bool
-	epoch   int
-	rows    int // rows per pass, known after the first pass (0 before)
-	done    int // rows emitted in this pass
-	pick    int // index into pending drawn for the next step, or -1
+
+	held    *heldRows         // the rows packed, nil once dropped (then they are in the arena)
+	replay  bool              // held has every row: passes read it, not the input
+	alen    int               // with held: the arena's length and capacity, in nonzeros, counted
+	acap    int               //   (arenaGrow) rather than allocated
+	full    bool              // with held: the buffer has been full in this pass
+	seg     int               // with replay: the chunk of held that row next is in
+	packing sparsevec.Packing // held's encodings (Config.Compact)
+	direct  bool              // coded held rows are stepped on without decoding (sparsevec.CodedDirect)
+	dec     sparsevec.Vector  // a held row decoded
+
+	rng   *rand.PCG
+	next  int // id of the next row to arrive in this pass
+	eof   bool
+	epoch int
+	rows  int // rows per pass, known after the first pass (0 before)
+	done  int // rows emitted in this pass
+	pick  int // index into pending drawn for the next step, or -1
 }
 
 // newStreamSource returns a source that opens its input with open, keeps a
 // shuffle buffer of buffer rows, and draws with a PCG seeded by
-// (seed, stream).
+// (seed, stream). It holds its rows (stream_held.go) when heldBudget is
+// positive, packed by Config.Compact's default encodings.
 func newStreamSource(open func() (Blocks, error), buffer int, seed, stream uint64) (*streamSource, error) {
 	if buffer < 1 {
 		buffer = 1
 	}
-	s := &streamSource{open: open, buffer: buffer, rng: rand.NewPCG(seed, stream), pick: -1}
+	s := &streamSource{open: open, buffer: buffer, rng: rand.NewPCG(seed, stream), pick: -1,
+		packing: CompactAuto.Packing(), direct: sparsevec.CodedDirect()}
+	if heldBudget > 0 {
+		s.held = &heldRows{start: []int{0}}
+	}
 	b, err := open()
 	if err != nil {
 		return nil, err
@@ -264,6 +298,13 @@ func newStreamSource(open func() (Blocks, error), buffer int, seed, stream uint6
 // ends.
 func (s *streamSource) fill() error {
 	for len(s.pending) < s.buffer {
+		if s.replay {
+			if s.next == s.rows {
+				return nil
+			}
+			s.replayRow()
+			continue
+		}
 		if s.blk == nil || s.blkRow == s.blk.Rows() {
 			if s.blk != nil {
 				s.cur.Release(s.blk)
@@ -284,6 +325,15 @@ func (s *streamSource) fill() error {
 			continue
 		}
 		x := s.blk.Row(s.blkRow)
+		if s.held != nil {
+			if s.next == s.held.rows() {
+				s.held.add(s.blk, s.blkRow, s.buffer, s.packing)
+			}
+			s.holdRow(len(x.Idx), s.blk.Labels[s.blkRow])
+			s.blkRow++
+			s.next++
+			continue
+		}
 		// When the arena is full, compact if at least a third of it is
 		// dead rows (each row is then moved at most twice on average),
 		// and only otherwise let append grow it.
@@ -302,31 +352,26 @@ func (s *streamSource) fill() error {
 
 // Next implements source. The returned vector is valid until the next call.
 func (s *streamSource) Next() (sparsevec.Vector, float32, int, error) {
-	if err := s.fill(); err != nil {
+	e, err := s.draw()
+	if err != nil {
 		return sparsevec.Vector{}, 0, 0, err
+	}
+	return s.vector(e), e.label, e.id, nil
+}
+
+// draw fills the buffer, starting the next pass when this one has ended,
+// and takes the next step's row out of it.
+func (s *streamSource) draw() (entry, error) {
+	if err := s.fill(); err != nil {
+		return entry{}, err
 	}
 	if len(s.pending) == 0 {
 		// End of a pass: start the next one.
 		if s.next == 0 {
-			return sparsevec.Vector{}, 0, 0, fmt.Errorf("sgd: training input has %w", ErrNoRows)
+			return entry{}, fmt.Errorf("sgd: training input has %w", ErrNoRows)
 		}
-		if err := s.cur.Close(); err != nil {
-			return sparsevec.Vector{}, 0, 0, err
-		}
-		b, err := s.open()
-		if err != nil {
-			return sparsevec.Vector{}, 0, 0, fmt.Errorf("reopening for pass %d: %w", s.epoch+2, err)
-		}
-		s.cur = b
-		s.rows = s.next
-		s.next, s.done, s.eof = 0, 0, false
-		s.idx, s.val, s.live = s.idx[:0], s.val[:0], 0
-		s.epoch++
-		if err := s.fill(); err != nil {
-			return sparsevec.Vector{}, 0, 0, err
-		}
-		if len(s.pending) == 0 {
-			return sparsevec.Vector{}, 0, 0, fmt.Errorf("sgd: training input has %w on a later pass", ErrNoRows)
+		if err := s.nextPass(); err != nil {
+			return entry{}, err
 		}
 	}
 	k := s.pick
@@ -343,11 +388,78 @@ func (s *streamSource) Next() (sparsevec.Vector, float32, int, error) {
 	s.pick = -1
 	if n := len(s.pending); n > 0 {
 		s.pick = randIndex(s.rng, n)
-		f := s.pending[s.pick]
-		sparsevec.Vector{Idx: s.idx[f.off : f.off+f.n], Val: s.val[f.off : f.off+f.n]}.Prefetch()
+		s.prefetch(s.pending[s.pick])
 	}
-	x := sparsevec.Vector{Idx: s.idx[e.off : e.off+e.n : e.off+e.n], Val: s.val[e.off : e.off+e.n : e.off+e.n]}
-	return x, e.label, e.id, nil
+	return e, nil
+}
+
+// nextPass starts the next pass, by opening the input again or, when the
+// rows are held, by reading the held copy from its start.
+func (s *streamSource) nextPass() error {
+	if s.held != nil && !s.replay && s.overBudget() {
+		s.dropHeld()
+	}
+	if s.held != nil {
+		if !s.replay {
+			if err := s.cur.Close(); err != nil {
+				return err
+			}
+			// The second pass is opened as without the copy, so that the
+			// input sees it start (it checks its files, puts an optional
+			// cache in place), and closed unread.
+			s.cur = nil
+			b, err := s.open()
+			if err != nil {
+				return fmt.Errorf("reopening for pass %d: %w", s.epoch+2, err)
+			}
+			if err := b.Close(); err != nil {
+				return err
+			}
+			s.replay = true
+			s.held.done(&s.dec)
+			if s.leave != nil {
+				s.leave()
+			}
+		}
+	} else {
+		if err := s.cur.Close(); err != nil {
+			return err
+		}
+		b, err := s.open()
+		if err != nil {
+			return fmt.Errorf("reopening for pass %d: %w", s.epoch+2, err)
+		}
+		s.cur = b
+	}
+	s.rows = s.next
+	s.next, s.done, s.eof = 0, 0, false
+	s.idx, s.val, s.live = s.idx[:0], s.val[:0], 0
+	s.alen, s.seg = 0, 0
+	s.epoch++
+	if err := s.fill(); err != nil {
+		return err
+	}
+	if len(s.pending) == 0 {
+		return fmt.Errorf("sgd: training input has %w on a later pass", ErrNoRows)
+	}
+	return nil
+}
+
+// vector returns the row of entry e, a held row decoded into s.dec.
+func (s *streamSource) vector(e entry) sparsevec.Vector {
+	if s.held != nil {
+		return s.held.segs[e.seg].RowAt(e.pos, e.n, &s.dec)
+	}
+	return sparsevec.Vector{Idx: s.idx[e.off : e.off+e.n : e.off+e.n], Val: s.val[e.off : e.off+e.n : e.off+e.n]}
+}
+
+// prefetch starts loading the nonzeros of entry e.
+func (s *streamSource) prefetch(e entry) {
+	if s.held != nil {
+		s.held.segs[e.seg].PrefetchAt(e.pos, e.n)
+		return
+	}
+	sparsevec.Vector{Idx: s.idx[e.off : e.off+e.n], Val: s.val[e.off : e.off+e.n]}.Prefetch()
 }
 
 // Epoch implements source; before the first pass ends the fraction is
@@ -359,8 +471,9 @@ func (s *streamSource) Epoch() float64 {
 	return float64(s.epoch) + float64(s.done)/float64(s.rows)
 }
 
-// Close stops the underlying stream.
+// Close stops the underlying stream and lets the held rows go.
 func (s *streamSource) Close() error {
+	s.held = nil
 	if s.cur == nil {
 		return nil
 	}

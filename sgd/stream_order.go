@@ -35,7 +35,8 @@ func (s *streamSource) take(k int) entry {
 }
 
 // compact moves the pending rows to the front of the arena, in arena
-// order, and orders pending the same way: by offset. Rows without
+// order, and orders pending the same way: by offset. With the rows held,
+// only their offsets and the arena's counted length move. Rows without
 // nonzeros share their offset with the row after them; while one is
 // pending, the order of equal offsets is the one slices.SortFunc gives.
 func (s *streamSource) compact() {
@@ -57,12 +58,18 @@ func (s *streamSource) compact() {
 	w := 0
 	for i := range next {
 		e := &next[i]
-		copy(s.idx[w:], s.idx[e.off:e.off+e.n])
-		copy(s.val[w:], s.val[e.off:e.off+e.n])
+		if s.held == nil {
+			copy(s.idx[w:], s.idx[e.off:e.off+e.n])
+			copy(s.val[w:], s.val[e.off:e.off+e.n])
+		}
 		e.off = w
 		w += e.n
 	}
-	s.idx, s.val = s.idx[:w], s.val[:w]
+	if s.held == nil {
+		s.idx, s.val = s.idx[:w], s.val[:w]
+	} else {
+		s.alen = w
+	}
 	s.spare, s.pending = s.pending[:0], next
 	s.order, s.slotOf = s.order[:0], s.slotOf[:0]
 	for i := range s.pending {

@@ -227,6 +227,9 @@ func (t *task) steps(cfg Config, p *polytope, src source, n int64) error {
 	if m, ok := src.(*memorySource); ok && m.coded {
 		return t.stepsCoded(cfg, p, m, n)
 	}
+	if c, ok := src.(*checkedSource); ok {
+		return t.stepsStream(cfg, p, c, n)
+	}
 	for range n {
 		x, y, id, err := src.Next()
 		if err == nil && len(x.Idx) > 0 {
@@ -679,6 +682,7 @@ func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes 
 			if err != nil {
 				return nil, err
 			}
+			s.leave, s.packing = func() { in.Leave(i) }, cfg.Compact.Packing()
 			return &checkedSource{streamSource: s, classes: classes}, nil
 		}}
 	}
@@ -708,10 +712,18 @@ type checkedSource struct {
 
 func (c *checkedSource) Next() (sparsevec.Vector, float32, int, error) {
 	x, y, id, err := c.streamSource.Next()
-	if err == nil && y != c.classes[0] && y != c.classes[1] {
-		err = fmt.Errorf("row %d has label %v; binary training expects %v or %v (set the outer label, or use one-vs-one)", id+1, y, c.classes[0], c.classes[1])
+	if err == nil {
+		err = c.check(y, id)
 	}
 	return x, y, id, err
+}
+
+// check refuses label y of row id unless it is one of the two classes.
+func (c *checkedSource) check(y float32, id int) error {
+	if y != c.classes[0] && y != c.classes[1] {
+		return fmt.Errorf("row %d has label %v; binary training expects %v or %v (set the outer label, or use one-vs-one)", id+1, y, c.classes[0], c.classes[1])
+	}
+	return nil
 }
 
 // Pairs returns the one-vs-one class pairs (i, j), i < j, in model order.

@@ -36,7 +36,14 @@ func CodedDirect() bool { return codedDirect() }
 // range.
 func (p *Packed) CodedRow(r int) (x CodedRow, ok bool) {
 	q := p.ptr[r : r+2 : r+2]
-	lo, hi := q[0], q[1]
+	return p.CodedAt(q[0], q[1]-q[0])
+}
+
+// CodedAt is CodedRow of the row whose nonzeros are lo:lo+n (Start and
+// RowNNZ), without reading the row offsets. It panics if lo:lo+n is out
+// of range.
+func (p *Packed) CodedAt(lo, n int) (x CodedRow, ok bool) {
+	hi := lo + n
 	if p.wide || p.dict == nil {
 		return CodedRow{}, false
 	}

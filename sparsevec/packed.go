@@ -98,11 +98,16 @@ func (p *Packed) Bytes() int64 {
 // of range.
 func (p *Packed) Row(r int, buf *Vector) Vector {
 	q := p.ptr[r : r+2 : r+2]
-	lo, hi := q[0], q[1]
+	return p.RowAt(q[0], q[1]-q[0], buf)
+}
+
+// RowAt is Row of the row whose nonzeros are lo:lo+n (Start and RowNNZ),
+// without reading the row offsets. It panics if lo:lo+n is out of range.
+func (p *Packed) RowAt(lo, n int, buf *Vector) Vector {
+	hi := lo + n
 	if p.wide && p.dict == nil {
 		return Vector{Idx: p.idx32[lo:hi:hi], Val: p.val[lo:hi:hi]}
 	}
-	n := hi - lo
 	if cap(buf.Idx) < n || cap(buf.Val) < n {
 		buf.Idx, buf.Val = make([]uint32, p.maxRow), make([]float32, p.maxRow)
 	}
@@ -146,11 +151,17 @@ func (p *Packed) PrefetchRow(r int) {
 	if r < 0 || r+1 >= len(p.ptr) {
 		return
 	}
-	lo, hi := p.ptr[r], p.ptr[r+1]
-	if lo >= hi {
+	p.PrefetchAt(p.ptr[r], p.ptr[r+1]-p.ptr[r])
+}
+
+// PrefetchAt is PrefetchRow of the row whose nonzeros are lo:lo+k (Start
+// and RowNNZ), without reading the row offsets; a no-op when they are not
+// in range.
+func (p *Packed) PrefetchAt(lo, k int) {
+	if k <= 0 || lo < 0 || lo+k > p.NNZ() {
 		return
 	}
-	n := uintptr(hi - lo)
+	n := uintptr(k)
 	if !p.wide {
 		prefetchRange(unsafe.Pointer(&p.idx16[lo]), 2*n)
 	} else {
