@@ -84,7 +84,8 @@ func fileIndexMap(path string, o *core.Options) indexMap {
 // index 0 in them is an error.
 //
 // Auto's scan, which NewStream makes before it reads the rows, reads the
-// file through one buffer of a fixed size, up to the first separator
+// file through two buffers of a fixed size (reading one while scanning the
+// other), up to the first separator
 // followed by "0:" (or "00:", ...) outside a comment, or to its end: a
 // 1-based file is read (and decompressed) once more. Its result is
 // remembered for the process, as Load's decision is, keyed by the path and
@@ -185,31 +186,75 @@ func (c *zeroCache) put(path string, st os.FileInfo, zero bool) {
 	c.m[zeroKey{path, st.Size(), st.ModTime().UnixNano()}] = zeroEntry{st, zero}
 }
 
-// zeroScanBytes is the buffer of hasIndexZero.
+// zeroScanBytes is the size of each of hasIndexZero's two buffers.
 const zeroScanBytes = 1 << 20
 
 // hasIndexZero reads r to its end, or to the first feature index 0, and
 // reports whether it found one, and whether the answer covers the whole
 // input: it does not when a read fails or ctx (nil: none) is cancelled
-// (the read of the rows reports either). It reads through one buffer of
-// zeroScanBytes, whatever the length of the lines.
+// (the read of the rows reports either). A goroutine reads (and so
+// decompresses) r into one of two buffers of zeroScanBytes while the
+// caller scans the other, so that on two cores the scan costs no time
+// beyond the reading, whatever the length of the lines. It returns once
+// that goroutine has returned, so r is no longer read.
 func hasIndexZero(ctx context.Context, r io.Reader) (zero, complete bool) {
-	buf := make([]byte, zeroScanBytes)
+	free := make(chan []byte, 2)
+	full := make(chan zeroPiece, 1)
+	for range 2 {
+		free <- make([]byte, zeroScanBytes)
+	}
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { readPieces(r, free, full, quit) })
+	defer wg.Wait()
+	defer close(quit)
 	var z zeroScanner
-	for {
+	for p := range full {
 		if ctx != nil && ctx.Err() != nil {
 			return false, false
 		}
-		n, err := io.ReadFull(r, buf)
-		if z.scan(buf[:n]) {
+		if z.scan(p.buf[:p.n]) {
 			return true, true
 		}
-		switch err {
+		switch p.err {
 		case nil:
 		case io.EOF, io.ErrUnexpectedEOF:
 			return false, true
 		default:
 			return false, false
+		}
+		free <- p.buf
+	}
+	return false, false // not reached: the last piece has an error
+}
+
+// zeroPiece is a buffer readPieces filled: n bytes, then err.
+type zeroPiece struct {
+	buf []byte
+	n   int
+	err error
+}
+
+// readPieces fills the buffers it takes from free with io.ReadFull of r
+// and sends them on full, until a read returns an error (sent with its
+// piece) or quit is closed; it closes full when it returns.
+func readPieces(r io.Reader, free <-chan []byte, full chan<- zeroPiece, quit <-chan struct{}) {
+	defer close(full)
+	for {
+		var buf []byte
+		select {
+		case buf = <-free:
+		case <-quit:
+			return
+		}
+		n, err := io.ReadFull(r, buf)
+		select {
+		case full <- zeroPiece{buf, n, err}:
+		case <-quit:
+			return
+		}
+		if err != nil {
+			return
 		}
 	}
 }
@@ -246,6 +291,9 @@ func (z *zeroScanner) scan(b []byte) bool {
 	if b[0] == ':' && z.lastZero && z.sepZeros && !z.hash {
 		return true // "0" | ":" cut between the pieces
 	}
+	if !z.hash && spacesOnly(b) {
+		return z.scanSpaces(b)
+	}
 	pos := 0 // z.hash describes the line up to b[pos]
 	for i := 0; ; {
 		k := bytes.Index(b[i:], zeroColon)
@@ -281,6 +329,65 @@ func (z *zeroScanner) scan(b []byte) bool {
 	if e > 0 {
 		z.sepZeros = isSpace[b[e-1]]
 	} // else b is all zeros: sepZeros holds if it held before b
+	z.lastZero = b[len(b)-1] == '0'
+	return false
+}
+
+// spacesOnly reports whether b holds no '#' and no separator but ' ' and
+// '\n', as LIBSVM files mostly are: each byte is then looked for with
+// bytes.IndexByte, many times faster than scan's general loop.
+func spacesOnly(b []byte) bool {
+	for _, c := range []byte("#\t\r\v\f") {
+		if bytes.IndexByte(b, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+var spaceZero = []byte(" 0")
+
+// scanSpaces is scan of a piece b for which spacesOnly holds, scanned from
+// a point outside a comment: an index 0 is " ", one or more '0's and ':'
+// (or zeros and ':' continuing the separator and zeros that ended the
+// text before b). b has no '#', so the text stays outside a comment.
+func (z *zeroScanner) scanSpaces(b []byte) bool {
+	if z.sepZeros {
+		k := 0
+		for k < len(b) && b[k] == '0' {
+			k++
+		}
+		if k > 0 && k < len(b) && b[k] == ':' {
+			return true
+		}
+	}
+	// bytes.Index looks for " 0" by its first byte, which is every few
+	// bytes here, unless the text is at most bytealg.MaxBruteForce (64)
+	// bytes long: then it compares both bytes at once in vector registers.
+	// So the piece is searched in windows of 64 bytes overlapping by one.
+	for i := 0; i+1 < len(b); {
+		w := b[i:min(len(b), i+64)]
+		k := bytes.Index(w, spaceZero)
+		if k < 0 {
+			i += len(w) - 1
+			continue
+		}
+		j := i + k + 1
+		for j < len(b) && b[j] == '0' {
+			j++
+		}
+		if j < len(b) && b[j] == ':' {
+			return true
+		}
+		i = j
+	}
+	e := len(b)
+	for e > 0 && b[e-1] == '0' {
+		e--
+	}
+	if e > 0 {
+		z.sepZeros = b[e-1] == ' '
+	}
 	z.lastZero = b[len(b)-1] == '0'
 	return false
 }
