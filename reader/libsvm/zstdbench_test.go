@@ -159,3 +159,34 @@ func BenchmarkZeroScanZstd8m(b *testing.B) {
 	}
 	reportCPU(b, cpu0, len(zstd8m.text))
 }
+
+// BenchmarkParseChunk8m is the parsers' work alone: parseChunk over the
+// MNIST8m-like text in chunks of core.DefaultChunkBytes cut at line ends,
+// the block's arrays reused.
+func BenchmarkParseChunk8m(b *testing.B) {
+	loadZstd8m(b)
+	text := zstd8m.text
+	var chunks [][]byte
+	for rest := text; len(rest) > 0; {
+		k := min(len(rest), core.DefaultChunkBytes)
+		if k < len(rest) {
+			k = bytes.LastIndexByte(rest[:k], '\n') + 1
+		}
+		chunks, rest = append(chunks, rest[:k]), rest[k:]
+	}
+	o := core.BuildOptions(nil)
+	lp := lineParser{maxIndex: o.MaxIndex, im: oneShot(core.ZeroBasedNo)}
+	var c chunk
+	b.SetBytes(int64(len(text)))
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		for _, d := range chunks {
+			c.data = d
+			parseChunk(&c, &lp, "x", o.MaxLineBytes)
+			if c.err != nil || c.blk.Rows() == 0 {
+				b.Fatal(c.err)
+			}
+		}
+	}
+	reportCPU(b, cpu0, len(text))
+}
