@@ -3,7 +3,6 @@ package libsvm
 import (
 	"bytes"
 	"errors"
-	"github.com/polyhedral/cpm/internal/cputime"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/polyhedral/cpm/internal/cputime"
 	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -174,7 +174,7 @@ func TestLineZero(t *testing.T) {
 		for i := 0; i <= len(b); i++ {
 			for j := i; j <= len(b); j++ {
 				var z zeroScanner
-				got := z.scan(b[:i]) || z.scan(b[i:j]) || z.scan(b[j:])
+				got := z.Scan(b[:i]) || z.Scan(b[i:j]) || z.Scan(b[j:])
 				if got != tc.want {
 					t.Errorf("%q cut at %d and %d: %v, want %v", tc.in, i, j, got, tc.want)
 				}
@@ -493,7 +493,7 @@ func TestZeroScannerRandom(t *testing.T) {
 		got := false
 		for rest := b; ; {
 			k := min(len(rest), rng.IntN(6))
-			if z.scan(rest[:k]) {
+			if z.Scan(rest[:k]) {
 				got = true
 				break
 			}
@@ -531,7 +531,7 @@ func TestZeroScannerLong(t *testing.T) {
 		got := false
 		for rest := b; len(rest) > 0; {
 			k := min(len(rest), 1+rng.IntN(300))
-			if z.scan(rest[:k]) {
+			if z.Scan(rest[:k]) {
 				got = true
 				break
 			}

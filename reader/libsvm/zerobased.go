@@ -1,7 +1,6 @@
 package libsvm
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -85,9 +84,15 @@ func fileIndexMap(path string, o *core.Options) indexMap {
 //
 // Auto's scan, which NewStream makes before it reads the rows, reads the
 // file through two buffers of a fixed size (reading one while scanning the
-// other), up to the first separator
-// followed by "0:" (or "00:", ...) outside a comment, or to its end: a
-// 1-based file is read (and decompressed) once more. Its result is
+// other), up to the first separator followed by "0:" (or "00:", ...)
+// outside a comment, or to its end: a 1-based file is read (and
+// decompressed) once more. Except that a .zst file that cpm wrote
+// (reader.CreateCompressed) ends with a note of what the same scan found
+// in its text as it was written: when the note covers the whole file and
+// says the text holds no index 0, auto reads the file as 1-based without
+// scanning. A note that lies cannot make wrong rows: an index 0 in a file
+// read as 1-based is an error naming its line (a note saying the text
+// holds an index 0 is not used, and the scan stops at the first one). Its result is
 // remembered for the process, as Load's decision is, keyed by the path and
 // the file's identity (device and inode, size, modification time), so that
 // every later pass over an unchanged file (a Stream per training epoch)
@@ -131,6 +136,11 @@ func scanZeroBased(path string, o *core.Options) (zero, scanned bool, err error)
 	if zero, ok := zeroMemo.get(path, st); ok {
 		f.Close()
 		return zero, true, nil
+	}
+	if zero, ok := core.ZstdNote(f, st.Size()); ok && !zero {
+		f.Close()
+		zeroMemo.put(path, st, false)
+		return false, true, nil
 	}
 	fo := *o
 	fo.Opener = func(string) (*os.File, error) { return f, nil }
@@ -213,7 +223,7 @@ func hasIndexZero(ctx context.Context, r io.Reader) (zero, complete bool) {
 		if ctx != nil && ctx.Err() != nil {
 			return false, false
 		}
-		if z.scan(p.buf[:p.n]) {
+		if z.Scan(p.buf[:p.n]) {
 			return true, true
 		}
 		switch p.err {
@@ -263,140 +273,9 @@ func readPieces(r io.Reader, free <-chan []byte, full chan<- zeroPiece, quit <-c
 // zeroScanner).
 func lineZero(b []byte) bool {
 	var z zeroScanner
-	return z.scan(b)
+	return z.Scan(b)
 }
 
-var zeroColon = []byte("0:")
-
-// zeroScanner finds a feature index 0 in text handed to scan in pieces
-// cut anywhere: a run of '0' digits followed by ':', preceded by a
-// separator (so not "10:", "qid:0" or a line that starts "0:", which has
-// no label) and with no '#' before it on its line (so not in a comment).
-// It keeps what it needs of the pieces before: whether the current line
-// has had a '#', and whether the text so far ends with a separator and
-// zeros.
-type zeroScanner struct {
-	hash     bool // the current line has a '#' before the scanned point
-	sepZeros bool // the text scanned so far ends with a separator and 0 or more '0's
-	lastZero bool // the text scanned so far ends with '0'
-}
-
-// scan scans the next piece b and reports whether an index 0 has been
-// found. Each byte of b is looked at a bounded number of times: a match's
-// line is followed from the previous match on, not from its start.
-func (z *zeroScanner) scan(b []byte) bool {
-	if len(b) == 0 {
-		return false
-	}
-	if b[0] == ':' && z.lastZero && z.sepZeros && !z.hash {
-		return true // "0" | ":" cut between the pieces
-	}
-	if !z.hash && spacesOnly(b) {
-		return z.scanSpaces(b)
-	}
-	pos := 0 // z.hash describes the line up to b[pos]
-	for i := 0; ; {
-		k := bytes.Index(b[i:], zeroColon)
-		if k < 0 {
-			break
-		}
-		k += i
-		i = k + 2
-		j := k
-		for j > 0 && b[j-1] == '0' {
-			j--
-		}
-		var sep bool
-		if j > 0 {
-			sep = isSpace[b[j-1]]
-		} else {
-			sep = z.sepZeros
-		}
-		if !sep {
-			continue
-		}
-		z.follow(b[pos:j])
-		pos = j
-		if !z.hash {
-			return true
-		}
-	}
-	z.follow(b[pos:])
-	e := len(b)
-	for e > 0 && b[e-1] == '0' {
-		e--
-	}
-	if e > 0 {
-		z.sepZeros = isSpace[b[e-1]]
-	} // else b is all zeros: sepZeros holds if it held before b
-	z.lastZero = b[len(b)-1] == '0'
-	return false
-}
-
-// spacesOnly reports whether b holds no '#' and no separator but ' ' and
-// '\n', as LIBSVM files mostly are: each byte is then looked for with
-// bytes.IndexByte, many times faster than scan's general loop.
-func spacesOnly(b []byte) bool {
-	for _, c := range []byte("#\t\r\v\f") {
-		if bytes.IndexByte(b, c) >= 0 {
-			return false
-		}
-	}
-	return true
-}
-
-var spaceZero = []byte(" 0")
-
-// scanSpaces is scan of a piece b for which spacesOnly holds, scanned from
-// a point outside a comment: an index 0 is " ", one or more '0's and ':'
-// (or zeros and ':' continuing the separator and zeros that ended the
-// text before b). b has no '#', so the text stays outside a comment.
-func (z *zeroScanner) scanSpaces(b []byte) bool {
-	if z.sepZeros {
-		k := 0
-		for k < len(b) && b[k] == '0' {
-			k++
-		}
-		if k > 0 && k < len(b) && b[k] == ':' {
-			return true
-		}
-	}
-	// bytes.Index looks for " 0" by its first byte, which is every few
-	// bytes here, unless the text is at most bytealg.MaxBruteForce (64)
-	// bytes long: then it compares both bytes at once in vector registers.
-	// So the piece is searched in windows of 64 bytes overlapping by one.
-	for i := 0; i+1 < len(b); {
-		w := b[i:min(len(b), i+64)]
-		k := bytes.Index(w, spaceZero)
-		if k < 0 {
-			i += len(w) - 1
-			continue
-		}
-		j := i + k + 1
-		for j < len(b) && b[j] == '0' {
-			j++
-		}
-		if j < len(b) && b[j] == ':' {
-			return true
-		}
-		i = j
-	}
-	e := len(b)
-	for e > 0 && b[e-1] == '0' {
-		e--
-	}
-	if e > 0 {
-		z.sepZeros = b[e-1] == ' '
-	}
-	z.lastZero = b[len(b)-1] == '0'
-	return false
-}
-
-// follow moves the line state past b.
-func (z *zeroScanner) follow(b []byte) {
-	if nl := bytes.LastIndexByte(b, '\n'); nl >= 0 {
-		z.hash = bytes.IndexByte(b[nl+1:], '#') >= 0
-	} else if !z.hash {
-		z.hash = bytes.IndexByte(b, '#') >= 0
-	}
-}
+// zeroScanner is the rule of auto's scan, which package core keeps so that
+// a zstd output can record what it found (core.ZstdNote).
+type zeroScanner = core.ZeroScanner
