@@ -92,11 +92,11 @@ func fileIndexMap(path string, o *core.Options) indexMap {
 // says the text holds no index 0, auto reads the file as 1-based without
 // scanning. A note that lies cannot make wrong rows: an index 0 in a file
 // read as 1-based is an error naming its line (a note saying the text
-// holds an index 0 is not used, and the scan stops at the first one). Its result is
-// remembered for the process, as Load's decision is, keyed by the path and
-// the file's identity (device and inode, size, modification time), so that
-// every later pass over an unchanged file (a Stream per training epoch)
-// reuses it without scanning again. A file that cannot be opened is an
+// holds an index 0 is not used, and the scan stops at the first one).
+// The result is remembered for the process, as Load's decision is, keyed
+// by the path and the file's identity (device and inode, size,
+// modification time), so that every later pass over an unchanged file (a
+// Stream per training epoch) reuses it without scanning again. A file that cannot be opened is an
 // error; one that fails to read or decompress part way is judged by the
 // bytes read before the failure, and the read of its rows reports the
 // failure.
