@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/polyhedral/cpm/reader/internal/core"
@@ -80,5 +81,71 @@ func TestStreamZstdNoteLies(t *testing.T) {
 	got, err := streamFile(path)
 	if err != nil || !equalCSR(got, want) {
 		t.Errorf("Stream %v (%v), want %v", got, err, want)
+	}
+}
+
+// randomText makes LIBSVM text that may be 0-based or not: rows of
+// ascending indices from 0 or 1, separators ' ' or '\t', comment lines
+// and trailing comments that hold "0:" text, and "10:"-like near misses.
+func randomText(rng interface{ IntN(int) int }) string {
+	var b []byte
+	for range 1 + rng.IntN(40) {
+		if rng.IntN(8) == 0 {
+			b = append(b, "# 0:1 header\n"...)
+			continue
+		}
+		b = append(b, "-1"[rng.IntN(2):]...)
+		j := 1 + rng.IntN(12)
+		if rng.IntN(30) == 0 {
+			j = 0
+		}
+		for range rng.IntN(6) {
+			b = append(b, " \t"[rng.IntN(2)])
+			b = strconv.AppendInt(b, int64(j), 10)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(rng.IntN(11)), 10)
+			j += 1 + rng.IntN(10)
+		}
+		if rng.IntN(6) == 0 {
+			b = append(b, " # 0:2"...)
+		}
+		b = append(b, '\n')
+	}
+	return string(b)
+}
+
+// Differential: on random text, 0-based or not, a Stream of a .zst with
+// the note (decided by the note, or by the scan when the note says index
+// 0) gives the rows of Load (decided in its own pass) and of a Stream of
+// the same zstd stream without the note (decided by the scan).
+func TestStreamZstdNoteRandom(t *testing.T) {
+	rng := testRand()
+	dir := t.TempDir()
+	zeros := 0
+	for n := range 200 {
+		text := randomText(rng)
+		path := filepath.Join(dir, "a.zst")
+		o, err := core.CreateCompressed(path)
+		mustNil(err)
+		_, err = o.Write([]byte(text))
+		mustNil(err)
+		mustNil(o.Close())
+		want, werr := Load(path)
+		got, gerr := streamFile(path)
+		bare := writeTempFile(t, "bare.zst", zstdBytes([]byte(text)))
+		scanned, serr := streamFile(bare)
+		if (werr != nil) != (gerr != nil) || (werr == nil && !equalCSR(got, want)) {
+			t.Fatalf("case %d %q: Stream with the note %v (%v), Load %v (%v)", n, text, got, gerr, want, werr)
+		}
+		if (serr != nil) != (gerr != nil) || (serr == nil && !equalCSR(got, scanned)) {
+			t.Fatalf("case %d %q: Stream with the note %v (%v), without %v (%v)", n, text, got, gerr, scanned, serr)
+		}
+		if z, _ := IsZeroBased(path); z {
+			zeros++
+		}
+	}
+	t.Logf("%d of 200 0-based", zeros)
+	if zeros == 0 || zeros == 200 {
+		t.Errorf("%d of 200 texts 0-based: the cases do not cover both", zeros)
 	}
 }
