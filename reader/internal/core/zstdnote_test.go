@@ -75,6 +75,28 @@ func TestZstdNote(t *testing.T) {
 			t.Errorf("%s: read back %q (%v), want %q", tc.name, got, err, want)
 		}
 	}
+	// Concatenated outputs (a note in the middle) read as both texts.
+	a, err := os.ReadFile(writeOutput(t, dir, "a.zst", "1 1:2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(writeOutput(t, dir, "b.zst", "-1 3:4\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab := filepath.Join(dir, "ab.zst")
+	if err := os.WriteFile(ab, append(a, b...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := Open(ab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil || string(got) != "1 1:2\n-1 3:4\n" {
+		t.Errorf("concatenated outputs read back %q (%v)", got, err)
+	}
 	for _, name := range []string{"a.gz", "a.libsvm"} {
 		if _, ok := note(t, writeOutput(t, dir, name, "1 1:2\n")); ok {
 			t.Errorf("%s has a zstd note", name)
