@@ -101,7 +101,10 @@ var (
 func Open(path string) (io.ReadCloser, error) { return core.Open(path) }
 
 // CreateCompressed creates the file at path, compressed as its extension
-// says (.zst, .gz; anything else plain), replaced atomically on Close.
+// says (.zst, .gz; anything else plain), replaced atomically on Close. A
+// .zst file ends with a skippable frame that every zstd decoder skips,
+// noting whether its text holds a LIBSVM feature index 0, so that
+// reading it with ZeroBasedAuto in blocks need not scan it first.
 func CreateCompressed(path string, opts ...Option) (*OutputFile, error) {
 	return core.CreateCompressed(path, opts...)
 }

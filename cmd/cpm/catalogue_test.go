@@ -309,6 +309,12 @@ func TestCatalogueCompressed(t *testing.T) {
 		{"bzip2", bz2},
 	} {
 		n := len(c.data)
+		// The zstd frame's checksum is its last 4 bytes, which the 28
+		// bytes of the note reader.CreateCompressed appends follow.
+		sum := n - 2
+		if c.codec == "zstd" {
+			sum -= 28
+		}
 		for _, d := range []struct {
 			name string
 			cut  int // keep data[:cut]
@@ -318,7 +324,7 @@ func TestCatalogueCompressed(t *testing.T) {
 			{"truncated-half", n / 2, -1},
 			{"truncated-last-byte", n - 1, -1},
 			{"corrupt-middle", n, n / 2},
-			{"corrupt-checksum", n, n - 2},
+			{"corrupt-checksum", n, sum},
 		} {
 			t.Run(c.codec+"/"+d.name, func(t *testing.T) {
 				data := bytes.Clone(c.data[:d.cut])

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/polyhedral/cpm/internal/cputime"
 	"github.com/polyhedral/cpm/reader/internal/core"
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -173,7 +174,7 @@ func TestLineZero(t *testing.T) {
 		for i := 0; i <= len(b); i++ {
 			for j := i; j <= len(b); j++ {
 				var z zeroScanner
-				got := z.scan(b[:i]) || z.scan(b[i:j]) || z.scan(b[j:])
+				got := z.Scan(b[:i]) || z.Scan(b[i:j]) || z.Scan(b[j:])
 				if got != tc.want {
 					t.Errorf("%q cut at %d and %d: %v, want %v", tc.in, i, j, got, tc.want)
 				}
@@ -430,6 +431,7 @@ func BenchmarkZeroScan(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(benchData.text)))
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				rc, err := core.Open(tc.path)
 				if err != nil {
@@ -441,6 +443,7 @@ func BenchmarkZeroScan(b *testing.B) {
 					b.Fatal("scan of 1-based data found an index 0 or stopped")
 				}
 			}
+			reportCPU(b, cpu0, len(benchData.text))
 		})
 	}
 }
@@ -469,13 +472,20 @@ func zeroRef(b []byte) bool {
 }
 
 // Random texts over the bytes that matter, cut into random pieces: the
-// scanner agrees with zeroRef.
+// scanner agrees with zeroRef. The second alphabet has no '#' and no
+// separator but ' ', so that pieces take scanSpaces; texts of the third
+// kind alternate 8-byte stretches of both, so that such pieces follow
+// the state the general loop leaves (a comment, a separator and zeros).
 func TestZeroScannerRandom(t *testing.T) {
 	rng := testRand()
-	alphabet := []byte("0001: \t#\n\rq")
-	for n := range 20000 {
+	alphabets := [][]byte{[]byte("0001: \t#\n\rq"), []byte("00001: \nq")}
+	for n := range 60000 {
 		b := make([]byte, rng.IntN(40))
 		for i := range b {
+			alphabet := alphabets[n%3%2]
+			if n%3 == 2 {
+				alphabet = alphabets[i/8%2]
+			}
 			b[i] = alphabet[rng.IntN(len(alphabet))]
 		}
 		want := zeroRef(b)
@@ -483,7 +493,7 @@ func TestZeroScannerRandom(t *testing.T) {
 		got := false
 		for rest := b; ; {
 			k := min(len(rest), rng.IntN(6))
-			if z.scan(rest[:k]) {
+			if z.Scan(rest[:k]) {
 				got = true
 				break
 			}
@@ -493,6 +503,42 @@ func TestZeroScannerRandom(t *testing.T) {
 		}
 		if got != want {
 			t.Fatalf("case %d: %q: %v, want %v", n, b, got, want)
+		}
+	}
+}
+
+// Long 1-based texts with at most one index 0 (or a near miss: "10:",
+// " 0.5", "qid:0") put at a random place and cut into pieces of up to 300
+// bytes, so that the match falls at every offset of scanSpaces' 64-byte
+// windows and across pieces: the scanner agrees with zeroRef.
+func TestZeroScannerLong(t *testing.T) {
+	rng := testRand()
+	inserts := []string{" 0:1", " 00:2", " 000:0", " 10:1", " 0.5", " qid:0", " 0", ""}
+	for n := range 3000 {
+		var b []byte
+		for len(b) < 200+rng.IntN(800) {
+			row := appendMNIST8mRow(nil, rng)
+			b = append(append(b, row[:rng.IntN(120)]...), '\n')
+		}
+		ins := inserts[n%len(inserts)]
+		at := rng.IntN(len(b))
+		for at > 0 && b[at-1] != ' ' && b[at-1] != '\n' {
+			at--
+		}
+		b = slices.Concat(b[:at], []byte(ins), []byte(" "), b[at:])
+		want := zeroRef(b)
+		var z zeroScanner
+		got := false
+		for rest := b; len(rest) > 0; {
+			k := min(len(rest), 1+rng.IntN(300))
+			if z.Scan(rest[:k]) {
+				got = true
+				break
+			}
+			rest = rest[k:]
+		}
+		if got != want {
+			t.Fatalf("case %d (%q at %d): %v, want %v", n, ins, at, got, want)
 		}
 	}
 }

@@ -61,7 +61,9 @@
 //     the decision made ahead. NewStream, which hands out rows before the
 //     end, scans a regular file for a separator followed by "0:" (or
 //     "00:", ...) outside a comment before reading its rows
-//     (IsZeroBased). Load's decision and the scan's are remembered per
+//     (IsZeroBased), unless the file is a .zst that cpm wrote, whose
+//     closing note (reader.CreateCompressed) says the text holds no
+//     index 0. Load's decision and the scan's are remembered per
 //     file identity, so later passes over an unchanged file do not scan.
 //     WithZeroBasedNotice reports each file found 0-based. Input that
 //     cannot be read twice, standard input, a pipe or FIFO, and the

@@ -15,9 +15,8 @@ var pow10f = [11]float32{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10}
 var pow10d = [23]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
-// isSpace reports the token separators: space, tab, and the carriage return,
-// vertical tab and form feed that C's isspace also accepts.
-var isSpace = [256]bool{' ': true, '\t': true, '\r': true, '\v': true, '\f': true}
+// isSpace reports the token separators (core.IsSpace).
+var isSpace = core.IsSpace
 
 // isEnd reports the bytes that end a token: the separators and '#', which
 // starts a comment wherever it appears, glued to a token or not (as

@@ -1,7 +1,6 @@
 package libsvm
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -84,13 +83,20 @@ func fileIndexMap(path string, o *core.Options) indexMap {
 // index 0 in them is an error.
 //
 // Auto's scan, which NewStream makes before it reads the rows, reads the
-// file through one buffer of a fixed size, up to the first separator
-// followed by "0:" (or "00:", ...) outside a comment, or to its end: a
-// 1-based file is read (and decompressed) once more. Its result is
-// remembered for the process, as Load's decision is, keyed by the path and
-// the file's identity (device and inode, size, modification time), so that
-// every later pass over an unchanged file (a Stream per training epoch)
-// reuses it without scanning again. A file that cannot be opened is an
+// file through two buffers of a fixed size (reading one while scanning the
+// other), up to the first separator followed by "0:" (or "00:", ...)
+// outside a comment, or to its end: a 1-based file is read (and
+// decompressed) once more. Except that a .zst file that cpm wrote
+// (reader.CreateCompressed) ends with a note of what the same scan found
+// in its text as it was written: when the note covers the whole file and
+// says the text holds no index 0, auto reads the file as 1-based without
+// scanning. A note that lies cannot make wrong rows: an index 0 in a file
+// read as 1-based is an error naming its line (a note saying the text
+// holds an index 0 is not used, and the scan stops at the first one).
+// The result is remembered for the process, as Load's decision is, keyed
+// by the path and the file's identity (device and inode, size,
+// modification time), so that every later pass over an unchanged file (a
+// Stream per training epoch) reuses it without scanning again. A file that cannot be opened is an
 // error; one that fails to read or decompress part way is judged by the
 // bytes read before the failure, and the read of its rows reports the
 // failure.
@@ -130,6 +136,11 @@ func scanZeroBased(path string, o *core.Options) (zero, scanned bool, err error)
 	if zero, ok := zeroMemo.get(path, st); ok {
 		f.Close()
 		return zero, true, nil
+	}
+	if zero, ok := core.ZstdNote(f, st.Size()); ok && !zero {
+		f.Close()
+		zeroMemo.put(path, st, false)
+		return false, true, nil
 	}
 	fo := *o
 	fo.Opener = func(string) (*os.File, error) { return f, nil }
@@ -185,31 +196,75 @@ func (c *zeroCache) put(path string, st os.FileInfo, zero bool) {
 	c.m[zeroKey{path, st.Size(), st.ModTime().UnixNano()}] = zeroEntry{st, zero}
 }
 
-// zeroScanBytes is the buffer of hasIndexZero.
+// zeroScanBytes is the size of each of hasIndexZero's two buffers.
 const zeroScanBytes = 1 << 20
 
 // hasIndexZero reads r to its end, or to the first feature index 0, and
 // reports whether it found one, and whether the answer covers the whole
 // input: it does not when a read fails or ctx (nil: none) is cancelled
-// (the read of the rows reports either). It reads through one buffer of
-// zeroScanBytes, whatever the length of the lines.
+// (the read of the rows reports either). A goroutine reads (and so
+// decompresses) r into one of two buffers of zeroScanBytes while the
+// caller scans the other, so that on two cores the scan costs no time
+// beyond the reading, whatever the length of the lines. It returns once
+// that goroutine has returned, so r is no longer read.
 func hasIndexZero(ctx context.Context, r io.Reader) (zero, complete bool) {
-	buf := make([]byte, zeroScanBytes)
+	free := make(chan []byte, 2)
+	full := make(chan zeroPiece, 1)
+	for range 2 {
+		free <- make([]byte, zeroScanBytes)
+	}
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { readPieces(r, free, full, quit) })
+	defer wg.Wait()
+	defer close(quit)
 	var z zeroScanner
-	for {
+	for p := range full {
 		if ctx != nil && ctx.Err() != nil {
 			return false, false
 		}
-		n, err := io.ReadFull(r, buf)
-		if z.scan(buf[:n]) {
+		if z.Scan(p.buf[:p.n]) {
 			return true, true
 		}
-		switch err {
+		switch p.err {
 		case nil:
 		case io.EOF, io.ErrUnexpectedEOF:
 			return false, true
 		default:
 			return false, false
+		}
+		free <- p.buf
+	}
+	return false, false // not reached: the last piece has an error
+}
+
+// zeroPiece is a buffer readPieces filled: n bytes, then err.
+type zeroPiece struct {
+	buf []byte
+	n   int
+	err error
+}
+
+// readPieces fills the buffers it takes from free with io.ReadFull of r
+// and sends them on full, until a read returns an error (sent with its
+// piece) or quit is closed; it closes full when it returns.
+func readPieces(r io.Reader, free <-chan []byte, full chan<- zeroPiece, quit <-chan struct{}) {
+	defer close(full)
+	for {
+		var buf []byte
+		select {
+		case buf = <-free:
+		case <-quit:
+			return
+		}
+		n, err := io.ReadFull(r, buf)
+		select {
+		case full <- zeroPiece{buf, n, err}:
+		case <-quit:
+			return
+		}
+		if err != nil {
+			return
 		}
 	}
 }
@@ -218,78 +273,9 @@ func hasIndexZero(ctx context.Context, r io.Reader) (zero, complete bool) {
 // zeroScanner).
 func lineZero(b []byte) bool {
 	var z zeroScanner
-	return z.scan(b)
+	return z.Scan(b)
 }
 
-var zeroColon = []byte("0:")
-
-// zeroScanner finds a feature index 0 in text handed to scan in pieces
-// cut anywhere: a run of '0' digits followed by ':', preceded by a
-// separator (so not "10:", "qid:0" or a line that starts "0:", which has
-// no label) and with no '#' before it on its line (so not in a comment).
-// It keeps what it needs of the pieces before: whether the current line
-// has had a '#', and whether the text so far ends with a separator and
-// zeros.
-type zeroScanner struct {
-	hash     bool // the current line has a '#' before the scanned point
-	sepZeros bool // the text scanned so far ends with a separator and 0 or more '0's
-	lastZero bool // the text scanned so far ends with '0'
-}
-
-// scan scans the next piece b and reports whether an index 0 has been
-// found. Each byte of b is looked at a bounded number of times: a match's
-// line is followed from the previous match on, not from its start.
-func (z *zeroScanner) scan(b []byte) bool {
-	if len(b) == 0 {
-		return false
-	}
-	if b[0] == ':' && z.lastZero && z.sepZeros && !z.hash {
-		return true // "0" | ":" cut between the pieces
-	}
-	pos := 0 // z.hash describes the line up to b[pos]
-	for i := 0; ; {
-		k := bytes.Index(b[i:], zeroColon)
-		if k < 0 {
-			break
-		}
-		k += i
-		i = k + 2
-		j := k
-		for j > 0 && b[j-1] == '0' {
-			j--
-		}
-		var sep bool
-		if j > 0 {
-			sep = isSpace[b[j-1]]
-		} else {
-			sep = z.sepZeros
-		}
-		if !sep {
-			continue
-		}
-		z.follow(b[pos:j])
-		pos = j
-		if !z.hash {
-			return true
-		}
-	}
-	z.follow(b[pos:])
-	e := len(b)
-	for e > 0 && b[e-1] == '0' {
-		e--
-	}
-	if e > 0 {
-		z.sepZeros = isSpace[b[e-1]]
-	} // else b is all zeros: sepZeros holds if it held before b
-	z.lastZero = b[len(b)-1] == '0'
-	return false
-}
-
-// follow moves the line state past b.
-func (z *zeroScanner) follow(b []byte) {
-	if nl := bytes.LastIndexByte(b, '\n'); nl >= 0 {
-		z.hash = bytes.IndexByte(b[nl+1:], '#') >= 0
-	} else if !z.hash {
-		z.hash = bytes.IndexByte(b, '#') >= 0
-	}
-}
+// zeroScanner is the rule of auto's scan, which package core keeps so that
+// a zstd output can record what it found (core.ZstdNote).
+type zeroScanner = core.ZeroScanner

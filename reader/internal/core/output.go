@@ -52,8 +52,12 @@ type OutputFile struct {
 	cw   iocount.Writer   // counts bytes reaching file
 	enc  io.Writer        // cw, or a compressor writing to cw
 	zc   io.Closer        // the compressor, if any
-	done bool             // Close or Abort has run
-	ctx  context.Context  // WithContext's (CreateBlocks); nil: none
+	// zs scans the text of a .zst output for a feature index 0 until zero
+	// is set, for the note Close appends (zstdnote.go); nil for others.
+	zs   *ZeroScanner
+	zero bool
+	done bool            // Close or Abort has run
+	ctx  context.Context // WithContext's (CreateBlocks); nil: none
 }
 
 // cancelled returns the error of o's context once it is cancelled.
@@ -137,7 +141,9 @@ func WithZstdLevel(l ZstdLevel) Option {
 // extension (case-insensitive):
 //
 //	.zst  zstd (klauspost/compress, 2 goroutines, with checksum), level
-//	      WithZstdLevel, default ZstdBetter (SpeedBetterCompression)
+//	      WithZstdLevel, default ZstdBetter (SpeedBetterCompression),
+//	      then a skippable frame recording whether the text holds a
+//	      LIBSVM feature index 0 (see ZstdNote)
 //	.gz   gzip (klauspost/compress, default level)
 //	.bz2  rejected with ErrNoBzip2Writer
 //	other uncompressed
@@ -182,6 +188,7 @@ func CreateOutput(ctx context.Context, path string, opts ...Option) (*OutputFile
 			return nil, fmt.Errorf("%s: zstd: %w", path, err)
 		}
 		o.enc, o.zc = zw, zw
+		o.zs = new(ZeroScanner)
 	case ".gz":
 		zw := gzip.NewWriter(&o.cw)
 		o.enc, o.zc = zw, zw
@@ -196,6 +203,9 @@ func (o *OutputFile) Write(p []byte) (int, error) {
 	}
 	if err := o.cancelled(); err != nil {
 		return 0, err
+	}
+	if o.zs != nil && !o.zero {
+		o.zero = o.zs.Scan(p)
 	}
 	return o.enc.Write(p)
 }
@@ -219,6 +229,12 @@ func (o *OutputFile) Close() error {
 	o.done = true
 	if o.zc != nil {
 		if err := o.zc.Close(); err != nil {
+			o.file.Abort()
+			return fmt.Errorf("%s: finishing compressed stream: %w", o.path, err)
+		}
+	}
+	if o.zs != nil {
+		if _, err := o.cw.Write(appendZstdNote(nil, o.cw.N(), o.zero)); err != nil {
 			o.file.Abort()
 			return fmt.Errorf("%s: finishing compressed stream: %w", o.path, err)
 		}
