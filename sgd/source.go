@@ -388,7 +388,7 @@ func (s *streamSource) draw() (entry, error) {
 	s.pick = -1
 	if n := len(s.pending); n > 0 {
 		s.pick = randIndex(s.rng, n)
-		s.prefetch(s.pending[s.pick])
+		s.prefetch(&s.pending[s.pick])
 	}
 	return e, nil
 }
@@ -454,7 +454,7 @@ func (s *streamSource) vector(e entry) sparsevec.Vector {
 }
 
 // prefetch starts loading the nonzeros of entry e.
-func (s *streamSource) prefetch(e entry) {
+func (s *streamSource) prefetch(e *entry) {
 	if s.held != nil {
 		s.held.segs[e.seg].PrefetchAt(e.pos, e.n)
 		return
