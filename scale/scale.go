@@ -115,8 +115,11 @@ type Scaler struct {
 	fill    []uint32
 	fillVal []float32
 	// unshifted: every shift is +0 (maxabs; minmax on features whose
-	// minimum is 0), so x - shift is x and need not be read.
+	// minimum is 0), so x - shift is x and need not be read; divAt then
+	// holds every feature's divisor by feature (0: dropped), next to slot,
+	// so that scaling an entry reads one table instead of two.
 	unshifted bool
+	divAt     []float64
 }
 
 // Mode returns the mode the statistics were fitted with (never Auto).
@@ -133,12 +136,12 @@ func (s *Scaler) Centred() bool { return len(s.fill) > 0 }
 // the features the rows store (position k is feature feat[k]), so that
 // their memory follows the stored entries, not the largest index.
 type stats struct {
-	blocks      iter.Seq[*sparsevec.CSR] // the rows, for squares' second pass
-	rows, nnz   int
-	feat        []uint32 // the distinct stored features, ascending
-	at          []int32  // feature -> position + 1, when a table is worth it
-	acc         []featStats
-	maxAbs      float64 // over all values
+	blocks    iter.Seq[*sparsevec.CSR] // the rows, for squares' second pass
+	rows, nnz int
+	feat      []uint32 // the distinct stored features, ascending
+	at        []int32  // feature -> position + 1, when a table is worth it
+	acc       []featStats
+	maxAbs    float64 // over all values
 }
 
 // featStats are one feature's sums, kept together: on wide data (millions
@@ -157,7 +160,33 @@ func entries(b *sparsevec.CSR) ([]uint32, []float32) {
 
 // collect makes the passes of stats over the rows of blocks, in order:
 // the sums are those of one pass over the rows as one CSR.
-func collect(blocks iter.Seq[*sparsevec.CSR]) *stats {
+func collect(blocks iter.Seq[*sparsevec.CSR]) *stats { return collectAs(blocks, chooseLayout) }
+
+// layout is how collect finds a feature's statistics.
+type layout uint8
+
+const (
+	denseLayout  layout = iota // indexed by the feature, then compacted
+	tableLayout                // by position, through a feature -> position table
+	sortedLayout               // by position, found by binary search
+)
+
+// chooseLayout returns the layout for features below size in nnz stored
+// entries: dense while it takes at most one slot per entry (4 times the
+// entries' 8 bytes), a table while lookupTable allows it, else sorted.
+func chooseLayout(size int64, nnz int) layout {
+	switch {
+	case size <= int64(nnz):
+		return denseLayout
+	case lookupTable(size, nnz):
+		return tableLayout
+	}
+	return sortedLayout
+}
+
+// collectAs is collect with the layout that choose returns; every layout
+// gives the same statistics.
+func collectAs(blocks iter.Seq[*sparsevec.CSR], choose func(size int64, nnz int) layout) *stats {
 	st := &stats{blocks: blocks}
 	maxIdx := 0
 	for b := range blocks {
@@ -168,8 +197,31 @@ func collect(blocks iter.Seq[*sparsevec.CSR]) *stats {
 			maxIdx = max(maxIdx, int(j))
 		}
 	}
-	if lookupTable(int64(maxIdx)+1, st.nnz) {
-		st.at = make([]int32, maxIdx+1)
+	size := int64(maxIdx) + 1
+	switch choose(size, st.nnz) {
+	case denseLayout:
+		// One random access per entry (the table layout makes two), then
+		// the stored features are kept in order.
+		dense := make([]featStats, size)
+		for b := range blocks {
+			idx, val := entries(b)
+			for i, j := range idx {
+				st.add(&dense[j], float64(val[i]))
+			}
+		}
+		st.at = make([]int32, size)
+		for j := range dense {
+			if dense[j].count > 0 {
+				st.feat = append(st.feat, uint32(j))
+				st.at[j] = int32(len(st.feat))
+			}
+		}
+		st.acc = make([]featStats, len(st.feat))
+		for k, j := range st.feat {
+			st.acc[k] = dense[j]
+		}
+	case tableLayout:
+		st.at = make([]int32, size)
 		for b := range blocks {
 			idx, _ := entries(b)
 			for _, j := range idx {
@@ -182,28 +234,13 @@ func collect(blocks iter.Seq[*sparsevec.CSR]) *stats {
 				st.at[j] = int32(len(st.feat))
 			}
 		}
-	} else {
+		st.sumValues(blocks)
+	default:
 		for b := range blocks {
 			idx, _ := entries(b)
 			st.feat = slices.Compact(slices.Sorted(slices.Values(append(st.feat, idx...))))
 		}
-	}
-	n := len(st.feat)
-	st.acc = make([]featStats, n)
-	for b := range blocks {
-		idx, val := entries(b)
-		for i, j := range idx {
-			a, v := &st.acc[st.pos(j)], float64(val[i])
-			if a.count == 0 || v < a.lo {
-				a.lo = v
-			}
-			if a.count == 0 || v > a.hi {
-				a.hi = v
-			}
-			a.sum += v
-			a.count++
-			st.maxAbs = max(st.maxAbs, math.Abs(v))
-		}
+		st.sumValues(blocks)
 	}
 	for k := range st.acc {
 		if a := &st.acc[k]; a.count < st.rows { // some row lacks the feature: a zero takes part
@@ -212,6 +249,31 @@ func collect(blocks iter.Seq[*sparsevec.CSR]) *stats {
 		}
 	}
 	return st
+}
+
+// sumValues makes collect's pass over the values into st.acc, by
+// feature position (st.feat, st.at).
+func (st *stats) sumValues(blocks iter.Seq[*sparsevec.CSR]) {
+	st.acc = make([]featStats, len(st.feat))
+	for b := range blocks {
+		idx, val := entries(b)
+		for i, j := range idx {
+			st.add(&st.acc[st.pos(j)], float64(val[i]))
+		}
+	}
+}
+
+// add counts the value v of a feature whose sums are a.
+func (st *stats) add(a *featStats, v float64) {
+	if a.count == 0 || v < a.lo {
+		a.lo = v
+	}
+	if a.count == 0 || v > a.hi {
+		a.hi = v
+	}
+	a.sum += v
+	a.count++
+	st.maxAbs = max(st.maxAbs, math.Abs(v))
 }
 
 // pos returns the position of stored feature j.
@@ -360,6 +422,13 @@ func (s *Scaler) prepare() {
 	}
 	s.fill, s.fillVal = nil, nil
 	s.unshifted = !slices.ContainsFunc(s.shift, func(v float64) bool { return v != 0 || math.Signbit(v) })
+	s.divAt = nil
+	if s.unshifted && s.slot != nil {
+		s.divAt = make([]float64, len(s.slot))
+		for i, j := range s.index {
+			s.divAt[j] = s.div[i]
+		}
+	}
 	for i, j := range s.index {
 		if z := float32((0 - s.shift[i]) / s.div[i]); z != 0 {
 			s.fill = append(s.fill, j)
@@ -435,18 +504,19 @@ func (s *Scaler) appendKeptZero(idx []uint32, val []float32, xi []uint32, xv []f
 	oi, ov := idx[n:n+len(xi)], val[n:n+len(xi)]
 	slot, shift, div := s.slot, s.shift, s.div
 	m := 0
-	if s.unshifted {
+	if divAt := s.divAt; divAt != nil {
 		// (x - (+0)) / div is x / div for every float64 x, -0 and NaN
-		// included; on wide data this saves a cache miss per entry.
+		// included, and a kept divisor is never 0; on wide data this
+		// saves two cache misses per entry.
 		for i, j := range xi {
-			if int(j) >= len(slot) {
+			if int(j) >= len(divAt) {
 				continue
 			}
-			k := slot[j] - 1
-			if k < 0 {
+			d := divAt[j]
+			if d == 0 {
 				continue
 			}
-			if v := float32(float64(xv[i]) / div[k]); v != 0 {
+			if v := float32(float64(xv[i]) / d); v != 0 {
 				oi[m], ov[m] = j, v
 				m++
 			}

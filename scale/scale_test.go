@@ -416,3 +416,50 @@ func TestFitBlocksMatchesFit(t *testing.T) {
 		}
 	}
 }
+
+// Every layout of collect's statistics gives the same statistics, bit for
+// bit, on data where each would be chosen (dense, a table, sorted) and on
+// rows with -0, repeated values and features stored in some rows only.
+func TestCollectLayoutsAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, maxIdx := range []uint32{40, 5000, 1 << 22} {
+		var rows [][]entry
+		var labels []float32
+		for range 300 {
+			var row []entry
+			for j := uint32(1); j < 40; j++ {
+				if rng.IntN(4) != 0 {
+					continue
+				}
+				v := float32(rng.IntN(7)) - 3
+				if rng.IntN(10) == 0 {
+					v = float32(math.Copysign(0, -1))
+				}
+				row = append(row, entry{j * (maxIdx / 40), v})
+			}
+			rows, labels = append(rows, row), append(labels, 1)
+		}
+		data := csrOf(labels, rows)
+		blocks := func(yield func(*sparsevec.CSR) bool) { yield(data) }
+		want := collectAs(blocks, func(int64, int) layout { return sortedLayout })
+		for _, l := range []layout{denseLayout, tableLayout} {
+			got := collectAs(blocks, func(int64, int) layout { return l })
+			if !slices.Equal(got.feat, want.feat) || got.maxAbs != want.maxAbs || got.rows != want.rows || got.nnz != want.nnz {
+				t.Fatalf("max index %d, layout %d: features %v (max |x| %v), want %v (%v)", maxIdx, l, got.feat, got.maxAbs, want.feat, want.maxAbs)
+			}
+			for k := range want.acc {
+				g, w := got.acc[k], want.acc[k]
+				same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+				if g.count != w.count || !same(g.lo, w.lo) || !same(g.hi, w.hi) || !same(g.sum, w.sum) {
+					t.Fatalf("max index %d, layout %d, feature %d: %+v, want %+v", maxIdx, l, want.feat[k], g, w)
+				}
+			}
+			if k := len(got.feat) / 2; got.pos(got.feat[k]) != k {
+				t.Fatalf("layout %d: pos(%d) = %d, want %d", l, got.feat[k], got.pos(got.feat[k]), k)
+			}
+		}
+		if got := chooseLayout(int64(maxIdx)+1, data.NNZ()); got != [...]layout{denseLayout, tableLayout, sortedLayout}[slices.Index([]uint32{40, 5000, 1 << 22}, maxIdx)] {
+			t.Errorf("max index %d, %d entries: layout %d chosen", maxIdx, data.NNZ(), got)
+		}
+	}
+}
