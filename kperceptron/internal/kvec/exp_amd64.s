@@ -182,6 +182,19 @@ done:
 	MOVQ	AX, done+24(FP)
 	RET
 
+// RBF_ARG sets Y0 to the exponents arg = (-d2)·gamma of the four lanes
+// at AX, d2 = (xx + yy) - (dot + dot) and 0 where d2 < 0 (ordered: NaN
+// stays), from dot at SI, xx at DI, yy in Y8, gamma in Y9 and +0 in Y10.
+#define RBF_ARG \
+	VMOVUPD	(SI)(AX*8), Y0; \
+	VADDPD	Y0, Y0, Y0; \
+	VADDPD	(DI)(AX*8), Y8, Y1; \
+	VSUBPD	Y0, Y1, Y1; \
+	VCMPPD	$0x11, Y10, Y1, Y6; \
+	VANDNPD	Y1, Y6, Y1; \
+	VXORPD	expc<>+544(SB), Y1, Y1; \
+	VMULPD	Y9, Y1, Y0
+
 // func rbfAVX2(dst, xx []float64, yy, gamma float64) (done int)
 //
 // Per lane, as kernelFn.eval: d2 = (xx + yy) - (dot + dot); d2 = 0 where
@@ -201,14 +214,7 @@ TEXT ·rbfAVX2(SB), NOSPLIT, $0-72
 rbfloop:
 	CMPQ	AX, CX
 	JAE	rbfdone
-	VMOVUPD	(SI)(AX*8), Y0       // dot
-	VADDPD	Y0, Y0, Y0          // 2·dot
-	VADDPD	(DI)(AX*8), Y8, Y1   // xx + yy
-	VSUBPD	Y0, Y1, Y1           // d2
-	VCMPPD	$0x11, Y10, Y1, Y6   // d2 < 0, ordered
-	VANDNPD	Y1, Y6, Y1           // 0 there
-	VXORPD	expc<>+544(SB), Y1, Y1 // -d2
-	VMULPD	Y9, Y1, Y0           // arg
+	RBF_ARG
 	EXP_CHECK(Y0, Y5, Y6)
 	VMOVMSKPD	Y6, DX
 	CMPL	DX, $15
@@ -245,14 +251,7 @@ TEXT ·rbfDotAVX2(SB), NOSPLIT, $0-112
 dotloop:
 	CMPQ	AX, CX
 	JAE	dotdone
-	VMOVUPD	(SI)(AX*8), Y0       // dot
-	VADDPD	Y0, Y0, Y0          // 2·dot
-	VADDPD	(DI)(AX*8), Y8, Y1   // xx + yy
-	VSUBPD	Y0, Y1, Y1           // d2
-	VCMPPD	$0x11, Y10, Y1, Y6   // d2 < 0, ordered
-	VANDNPD	Y1, Y6, Y1           // 0 there
-	VXORPD	expc<>+544(SB), Y1, Y1 // -d2
-	VMULPD	Y9, Y1, Y0           // arg
+	RBF_ARG
 	EXP_CHECK(Y0, Y5, Y6)
 	VMOVMSKPD	Y6, DX
 	CMPL	DX, $15
