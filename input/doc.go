@@ -64,8 +64,11 @@
 // Input.Passes gives the n polytopes of a run one sgd.Input: they share
 // each pass (package input/shared), so that the two polytopes of a
 // double-sided CPM parse the source once per pass, each holding at most a
-// window of blocks. sgd.TrainStream copies the rows of every block into
-// its bounded shuffle buffer and draws SGD steps from it.
+// window of blocks. sgd.TrainStream draws SGD steps from a bounded
+// shuffle buffer: rows copied into its arena, or, while the rows packed
+// fit in the arena's bytes, pointing into a packed copy that serves every
+// later pass without reading the input (a polytope holding one leaves the
+// shared passes).
 // Input.Load and the function Load instead read one pass into a
 // sparsevec.CSR for in-memory training.
 //
