@@ -9,21 +9,25 @@ import (
 	"github.com/polyhedral/cpm/sparsevec"
 )
 
+// sameModelRuns are the runs whose models the tests below compare:
+// single-sided, double-sided with reshuffles and entropy, one-vs-one.
+var sameModelRuns = []struct {
+	name string
+	cfg  Config
+	ovo  bool
+}{
+	{"single", Config{K: 3, Iterations: 4000, Seed: 5}, false},
+	{"double-reshuffle", Config{K: 3, Iterations: 4000, Seed: 6, DoubleSided: true, Reshuffle: true, Entropy: 1}, false},
+	{"ovo-double", Config{K: 2, Iterations: 3000, Seed: 7, DoubleSided: true}, true},
+}
+
 // Compact rows (2-byte indices, 1-byte codes; auto and yes) give the
 // models of 4-byte rows byte for byte: binary single- and double-sided, with reshuffle, and
 // one-vs-one, on values that fit a code (grey levels) and values that do
 // not (the compact copy keeps float32 values).
 func TestCompactSameModel(t *testing.T) {
 	for _, grey := range []bool{true, false} {
-		for _, c := range []struct {
-			name string
-			cfg  Config
-			ovo  bool
-		}{
-			{"single", Config{K: 3, Iterations: 4000, Seed: 5}, false},
-			{"double-reshuffle", Config{K: 3, Iterations: 4000, Seed: 6, DoubleSided: true, Reshuffle: true, Entropy: 1}, false},
-			{"ovo-double", Config{K: 2, Iterations: 3000, Seed: 7, DoubleSided: true}, true},
-		} {
+		for _, c := range sameModelRuns {
 			classes := 2
 			if c.ovo {
 				classes = 4
@@ -64,15 +68,7 @@ func TestCompactSameModel(t *testing.T) {
 // TrainPacked on rows appended block by block gives the model of Train
 // and TrainOvO on the same rows as a CSR, compact or not.
 func TestTrainPackedSameModel(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		cfg  Config
-		ovo  bool
-	}{
-		{"single", Config{K: 3, Iterations: 4000, Seed: 5}, false},
-		{"double-reshuffle", Config{K: 3, Iterations: 4000, Seed: 6, DoubleSided: true, Reshuffle: true, Entropy: 1}, false},
-		{"ovo-double", Config{K: 2, Iterations: 3000, Seed: 7, DoubleSided: true}, true},
-	} {
+	for _, c := range sameModelRuns {
 		classes := 2
 		if c.ovo {
 			classes = 4

@@ -63,12 +63,7 @@ func (m *Matrix) checkCoded(x *CodedRow) []float32 {
 
 // ScoresArgmaxCoded is ScoresArgmax on the row x.
 func (m *Matrix) ScoresArgmaxCoded(dst []float32, x *CodedRow, s, b float32) int {
-	if len(dst) < m.Stride {
-		panic("sparsevec: ScoresArgmax dst shorter than Stride")
-	}
-	if m.D < 1 {
-		panic("sparsevec: ScoresArgmax on a matrix without a bias row")
-	}
+	m.checkArgmax(dst)
 	w := m.checkCoded(x)
 	return scoresArgmaxCoded(dst[:m.Stride], w, m.K, x, s, b)
 }

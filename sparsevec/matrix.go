@@ -167,14 +167,20 @@ func (m *Matrix) Scores(dst []float32, x Vector) {
 // argument registers of Go's calling convention and would be copied
 // through memory on every call, which costs an SGD step about 15 %.
 func (m *Matrix) ScoresArgmax(dst []float32, x *Vector, s, b float32) int {
+	m.checkArgmax(dst)
+	w := m.checkVec(x)
+	return scoresArgmax(dst[:m.Stride], w, m.K, x.Idx, x.Val[:len(x.Idx)], s, b)
+}
+
+// checkArgmax panics unless dst holds Stride scores and m has a bias row
+// (ScoresArgmax, ScoresArgmaxCoded).
+func (m *Matrix) checkArgmax(dst []float32) {
 	if len(dst) < m.Stride {
 		panic("sparsevec: ScoresArgmax dst shorter than Stride")
 	}
 	if m.D < 1 {
 		panic("sparsevec: ScoresArgmax on a matrix without a bias row")
 	}
-	w := m.checkVec(x)
-	return scoresArgmax(dst[:m.Stride], w, m.K, x.Idx, x.Val[:len(x.Idx)], s, b)
 }
 
 // AddToFace adds a·x to face k: W[j][k] += a·x_j for every nonzero j.

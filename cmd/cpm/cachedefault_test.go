@@ -19,20 +19,6 @@ func copyHeart(t *testing.T, dir, name string) string {
 	return p
 }
 
-// dirNames lists the names in dir, sorted.
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 // With --stream and no --cache, a run of several passes over a file
 // leaves TRAIN.cpmcache beside it, which the next run reads; the model is
 // the one trained with no cache (--cache none, which writes none).
@@ -47,7 +33,7 @@ func TestStreamDefaultCache(t *testing.T) {
 		t.Fatalf("first run: %q, want a note that the cache is written", errs)
 	}
 	built := readBytes(t, m)
-	if got, want := dirNames(t, dir), []string{"d.libsvm", "d.libsvm.cpmcache", "m"}; !slices.Equal(got, want) {
+	if got, want := listDir(t, dir), []string{"d.libsvm", "d.libsvm.cpmcache", "m"}; !slices.Equal(got, want) {
 		t.Fatalf("after the first run %s holds %q, want %q", dir, got, want)
 	}
 	_, _, errs = cpm(t, args...)
@@ -62,13 +48,13 @@ func TestStreamDefaultCache(t *testing.T) {
 	if strings.Contains(errs, "cache") {
 		t.Fatalf("--cache none: %q, want no cache", errs)
 	}
-	if got, want := dirNames(t, dir), []string{"d.libsvm", "m"}; !slices.Equal(got, want) {
+	if got, want := listDir(t, dir), []string{"d.libsvm", "m"}; !slices.Equal(got, want) {
 		t.Fatalf("after --cache none %s holds %q, want %q", dir, got, want)
 	}
 	if plain := readBytes(t, m); !bytes.Equal(plain, built) || !bytes.Equal(plain, reused) {
 		t.Fatal("the model depends on the default cache")
 	}
-	if names := dirNames(t, os.Getenv("TMPDIR")); len(names) > 0 {
+	if names := listDir(t, os.Getenv("TMPDIR")); len(names) > 0 {
 		t.Fatalf("temporary files left: %q", names)
 	}
 }
@@ -84,14 +70,14 @@ func TestDefaultCacheNotForOnePass(t *testing.T) {
 		{"-i", "3000"},            // in memory
 	} {
 		mustRun(t, append([]string{"train", "-q", "-t", src, "-k", "3", "-o", m}, args...)...)
-		if got, want := dirNames(t, dir), []string{"d.libsvm", "m"}; !slices.Equal(got, want) {
+		if got, want := listDir(t, dir), []string{"d.libsvm", "m"}; !slices.Equal(got, want) {
 			t.Fatalf("train %q: %s holds %q, want %q", args, dir, got, want)
 		}
 	}
 	cache := filepath.Join(dir, "c.cpmcache")
 	mustRun(t, "convert", src, "-o", cache)
 	mustRun(t, "train", "-q", "--stream", "-t", cache, "-k", "3", "-i", "3000", "-o", m)
-	if got, want := dirNames(t, dir), []string{"c.cpmcache", "d.libsvm", "m"}; !slices.Equal(got, want) {
+	if got, want := listDir(t, dir), []string{"c.cpmcache", "d.libsvm", "m"}; !slices.Equal(got, want) {
 		t.Fatalf("streamed from a cache: %s holds %q, want %q", dir, got, want)
 	}
 }
@@ -122,17 +108,17 @@ func TestDefaultCacheFallsBackToTemp(t *testing.T) {
 		if !strings.Contains(errs, "from the cache") && !strings.Contains(errs, "cache writing") {
 			t.Fatalf("-t %s: %q, want the cache built", train, errs)
 		}
-		if names := dirNames(t, tmp); len(names) > 0 {
+		if names := listDir(t, tmp); len(names) > 0 {
 			t.Fatalf("-t %s: temporary files left: %q", train, names)
 		}
 	}
 	if b := readBytes(t, src+".cpmcache"); !bytes.Equal(b, notCache) {
 		t.Fatal("the default cache replaced a file that is not a cache")
 	}
-	if got, want := dirNames(t, dir), []string{"d.libsvm", "d.libsvm.cpmcache"}; !slices.Equal(got, want) {
+	if got, want := listDir(t, dir), []string{"d.libsvm", "d.libsvm.cpmcache"}; !slices.Equal(got, want) {
 		t.Fatalf("%s holds %q, want %q", dir, got, want)
 	}
-	if got, want := dirNames(t, parts), []string{"a.libsvm", "b.libsvm"}; !slices.Equal(got, want) {
+	if got, want := listDir(t, parts), []string{"a.libsvm", "b.libsvm"}; !slices.Equal(got, want) {
 		t.Fatalf("%s holds %q, want %q", parts, got, want)
 	}
 }
@@ -147,10 +133,10 @@ func TestDefaultCacheStdin(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "spill file") {
 		t.Fatalf("exit %d, %q; want a run through the spill file", r.code, r.stderr)
 	}
-	if names := dirNames(t, tmp); len(names) > 0 {
+	if names := listDir(t, tmp); len(names) > 0 {
 		t.Fatalf("temporary files left: %q", names)
 	}
-	if got, want := dirNames(t, dir), []string{"m"}; !slices.Equal(got, want) {
+	if got, want := listDir(t, dir), []string{"m"}; !slices.Equal(got, want) {
 		t.Fatalf("%s holds %q, want %q", dir, got, want)
 	}
 }
