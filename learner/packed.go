@@ -36,7 +36,8 @@ func (s Spec) Packing() sparsevec.Packing {
 // TrainPacked is Train of a Packable spec on the rows appended to rows,
 // in file order: the rows are never held as one CSR. The scaling is
 // fitted on the packed rows block by block (scale.FitBlocks) and applied
-// to them block by block (Packer.Map), and the CPM keeps its one shuffled
+// to them block by block (Packer.MapEntries, in place when the scaling
+// keeps zeros at zero; Packer.Map when it centres), and the CPM keeps its one shuffled
 // copy in the Packer's memory (sgd.TrainPacked), so that a run holds about
 // one copy of the rows. The model is byte for byte Train's on the same
 // rows as a CSR. rows is empty afterwards.
@@ -62,7 +63,12 @@ func TrainPacked(ctx context.Context, s Spec, rows *sparsevec.Packer, visit sgd.
 		return nil, nil, err
 	}
 	if sc != nil {
-		rows.Map(sc.Apply)
+		if sc.Centred() {
+			rows.Map(sc.Apply)
+		} else {
+			// Zeros stay zeros: the rows are scaled where they lie.
+			rows.MapEntries(sc.ScaleInPlace)
+		}
 		s.Config = l.rowsConfig(s.Config, sc.Apply)
 	}
 	c := cpmRun(s, rows.Rows())

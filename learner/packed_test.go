@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/polyhedral/cpm/learner/learnertest"
@@ -48,6 +49,14 @@ func TestTrainPackedMatchesTrain(t *testing.T) {
 	for i := range wide.Val {
 		wide.Val[i] *= 3 // auto picks maxabs
 	}
+	// Rows past 2-byte indices: the packed blocks are wide and the
+	// scaling rewrites them in place.
+	var far sparsevec.CSR
+	for r := range wide.Rows() {
+		x := wide.Row(r)
+		x.Idx, x.Val = append(slices.Clone(x.Idx), 70000+uint32(r%50)), append(slices.Clone(x.Val), float32(r%7))
+		far.Append(wide.Labels[r], x)
+	}
 	multi := learnertest.MNISTLike(400)
 	for i := range multi.Labels {
 		multi.Labels[i] = float32(i % 3)
@@ -61,6 +70,8 @@ func TestTrainPackedMatchesTrain(t *testing.T) {
 	}{
 		{"auto-none", grey, base, scale.Auto},
 		{"auto-maxabs", wide, base, scale.Auto},
+		{"maxabs-wide", &far, base, scale.MaxAbs},
+		{"maxabs-wide-compact", &far, CPMConfig{Config: sgd.Config{K: 3, Iterations: 3000, C: 1, Seed: 3, Compact: sgd.CompactYes}}, scale.MaxAbs},
 		{"standard-compact", grey, CPMConfig{Config: sgd.Config{K: 3, Iterations: 3000, C: 1, Seed: 3, Compact: sgd.CompactYes}}, scale.Standard},
 		{"default-lambda", grey, CPMConfig{Config: sgd.Config{K: 2, Seed: 4, Compact: sgd.CompactYes}, DefaultLambda: true}, scale.Auto},
 		{"ovo", multi, CPMConfig{Config: sgd.Config{K: 2, Iterations: 2000, C: 1, Seed: 5, DoubleSided: true}, OvO: true}, scale.MaxAbs},

@@ -204,10 +204,7 @@ func collectAs(blocks iter.Seq[*sparsevec.CSR], choose func(size int64, nnz int)
 		// the stored features are kept in order.
 		dense := make([]featStats, size)
 		for b := range blocks {
-			idx, val := entries(b)
-			for i, j := range idx {
-				st.add(&dense[j], float64(val[i]))
-			}
+			st.addRows(dense, b)
 		}
 		st.at = make([]int32, size)
 		for j := range dense {
@@ -259,6 +256,27 @@ func (st *stats) sumValues(blocks iter.Seq[*sparsevec.CSR]) {
 		idx, val := entries(b)
 		for i, j := range idx {
 			st.add(&st.acc[st.pos(j)], float64(val[i]))
+		}
+	}
+}
+
+// addRows adds the entries of b to dense, indexed by feature, row by
+// row: on wide data dense is hundreds of megabytes read at random, so the
+// lines of the row after next are loaded while a row is added.
+func (st *stats) addRows(dense []featStats, b *sparsevec.CSR) {
+	const ahead = 2
+	n := b.Rows()
+	for r := range min(ahead, n) {
+		sparsevec.PrefetchAt(dense, b.Idx[b.Ptr[r]:b.Ptr[r+1]])
+	}
+	for r := range n {
+		if r+ahead < n {
+			sparsevec.PrefetchAt(dense, b.Idx[b.Ptr[r+ahead]:b.Ptr[r+ahead+1]])
+		}
+		lo, hi := b.Ptr[r], b.Ptr[r+1]
+		idx, val := b.Idx[lo:hi], b.Val[lo:hi]
+		for i, j := range idx {
+			st.add(&dense[j], float64(val[i]))
 		}
 	}
 }
@@ -473,8 +491,11 @@ func (s *Scaler) value(j uint32, v float32) float32 {
 // when idx or val must grow.
 func (s *Scaler) AppendRow(idx []uint32, val []float32, x sparsevec.Vector) ([]uint32, []float32) {
 	xi, xv := x.Idx, x.Val[:len(x.Idx)]
-	if len(s.fill) == 0 && s.slot != nil {
-		return s.appendKeptZero(idx, val, xi, xv)
+	if len(s.fill) == 0 {
+		n := len(idx)
+		idx, val = slices.Grow(idx, len(xi)), slices.Grow(val, len(xi))
+		m := s.scaleKept(idx[n:n+len(xi)], val[n:n+len(xi)], xi, xv)
+		return idx[:n+m], val[:n+m]
 	}
 	fill, fillVal := s.fill, s.fillVal[:len(s.fill)]
 	i, f := 0, 0
@@ -496,18 +517,31 @@ func (s *Scaler) AppendRow(idx []uint32, val []float32, x sparsevec.Vector) ([]u
 	return idx, val
 }
 
-// appendKeptZero is AppendRow for a scaler with a lookup table that keeps
-// zeros zero (no fill): one pass over x, writing into grown idx and val.
-func (s *Scaler) appendKeptZero(idx []uint32, val []float32, xi []uint32, xv []float32) ([]uint32, []float32) {
-	n := len(idx)
-	idx, val = slices.Grow(idx, len(xi)), slices.Grow(val, len(xi))
-	oi, ov := idx[n:n+len(xi)], val[n:n+len(xi)]
-	slot, shift, div := s.slot, s.shift, s.div
+// ScaleInPlace scales the row whose entries are idx and val in place: the
+// entries whose scaled value is not 0 are written to the front of idx and
+// val, in order, and their number is returned. The kept entries are those
+// AppendRow gives for the row, bit for bit. It panics if s is Centred
+// (a centred scaling adds entries, which does not fit in place).
+func (s *Scaler) ScaleInPlace(idx []uint32, val []float32) int {
+	if len(s.fill) > 0 {
+		panic("scale: ScaleInPlace with a centred scaling")
+	}
+	return s.scaleKept(idx, val[:len(idx)], idx, val[:len(idx)])
+}
+
+// scaleKept writes to oi and ov the scaled entries of xi and xv whose
+// value is not 0, for a scaler that keeps zeros zero (no fill), and
+// returns how many. oi and ov may be xi and xv: entry m is written after
+// entries up to m are read.
+func (s *Scaler) scaleKept(oi []uint32, ov []float32, xi []uint32, xv []float32) int {
+	oi, ov = oi[:len(xi)], ov[:len(xi)]
 	m := 0
 	if divAt := s.divAt; divAt != nil {
 		// (x - (+0)) / div is x / div for every float64 x, -0 and NaN
 		// included, and a kept divisor is never 0; on wide data this
-		// saves two cache misses per entry.
+		// saves two cache misses per entry. The row's divisors are
+		// asked for first, so that their cache misses overlap.
+		sparsevec.PrefetchAt(divAt, xi)
 		for i, j := range xi {
 			if int(j) >= len(divAt) {
 				continue
@@ -521,22 +555,32 @@ func (s *Scaler) appendKeptZero(idx []uint32, val []float32, xi []uint32, xv []f
 				m++
 			}
 		}
-		return idx[:n+m], val[:n+m]
+		return m
+	}
+	if slot := s.slot; slot != nil {
+		shift, div := s.shift, s.div
+		for i, j := range xi {
+			if int(j) >= len(slot) {
+				continue
+			}
+			k := slot[j] - 1
+			if k < 0 {
+				continue
+			}
+			if v := float32((float64(xv[i]) - shift[k]) / div[k]); v != 0 {
+				oi[m], ov[m] = j, v
+				m++
+			}
+		}
+		return m
 	}
 	for i, j := range xi {
-		if int(j) >= len(slot) {
-			continue
-		}
-		k := slot[j] - 1
-		if k < 0 {
-			continue
-		}
-		if v := float32((float64(xv[i]) - shift[k]) / div[k]); v != 0 {
+		if v := s.value(j, xv[i]); v != 0 {
 			oi[m], ov[m] = j, v
 			m++
 		}
 	}
-	return idx[:n+m], val[:n+m]
+	return m
 }
 
 // Row is a reusable buffer for scaling one row at a time.

@@ -376,6 +376,59 @@ func TestAppendRowKeptZeroAsMerge(t *testing.T) {
 	}
 }
 
+// ScaleInPlace keeps the entries AppendRow gives, bit for bit, through
+// the divisor table, the feature table and binary search, on rows with
+// dropped features, features past the table, -0, NaN and values that
+// scale to 0; a centred scaler refuses it.
+func TestScaleInPlaceAsAppendRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	var rows [][]entry
+	var labels []float32
+	for range 100 {
+		var row []entry
+		for j := uint32(1); j < 60; j++ {
+			if rng.IntN(3) == 0 {
+				row = append(row, entry{j, float32(rng.NormFloat64()) * float32(1+rng.IntN(1000))})
+			}
+		}
+		rows, labels = append(rows, row), append(labels, 1)
+	}
+	train := csrOf(labels, rows)
+	s := mustFit(t, MaxAbs, train)
+	noDiv, search := *s, *s
+	noDiv.divAt = nil
+	search.divAt, search.slot = nil, nil
+	bits := func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }
+	for name, sc := range map[string]*Scaler{"divisors": s, "table": &noDiv, "search": &search} {
+		for r := range train.Rows() {
+			x := train.Row(r)
+			x.Idx = append(slices.Clone(x.Idx), 70, 1000)
+			x.Val = append(slices.Clone(x.Val), 5, 1e-45)
+			if len(x.Idx) > 3 {
+				x.Val[0] = float32(math.Copysign(0, -1))
+				x.Val[1] = float32(math.NaN())
+				x.Val[2] = 1e-45 // scales to 0
+			}
+			wi, wv := s.AppendRow(nil, nil, x)
+			gi, gv := slices.Clone(x.Idx), slices.Clone(x.Val)
+			n := sc.ScaleInPlace(gi, gv)
+			if !slices.Equal(gi[:n], wi) || !slices.EqualFunc(gv[:n], wv, bits) {
+				t.Fatalf("%s row %d: %v %v, want %v %v", name, r, gi[:n], gv[:n], wi, wv)
+			}
+		}
+	}
+	centred := mustFit(t, Standard, csrOf([]float32{1, 1}, [][]entry{{{1, 1}}, {{1, 3}}}))
+	if !centred.Centred() {
+		t.Fatal("standard scaling of a stored feature should centre")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("ScaleInPlace with a centred scaler did not panic")
+		}
+	}()
+	centred.ScaleInPlace([]uint32{1}, []float32{2})
+}
+
 // FitBlocks over the rows cut into blocks fits the scaler Fit fits on
 // them as one CSR, bit for bit, in every mode, with and without the
 // feature table (a wide index).

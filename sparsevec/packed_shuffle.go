@@ -104,6 +104,93 @@ func (b *Packer) Map(f func(*CSR) *CSR) {
 	b.buf = CSR{} // sized for the blocks before f
 }
 
+// MapEntries rewrites the rows appended to b row by row, as Map of the
+// map that applies f to each row: f gets a row's indices and values,
+// writes the entries it keeps to their front, in order and with the
+// indices they had, and returns how many (a scaling that keeps zeros at
+// zero, scale.Scaler.ScaleInPlace). The blocks are those Map gives, in
+// the same encodings. A block of 4-byte indices and values is rewritten
+// in place, without a copy, unless its rewritten rows take a more compact
+// encoding of b's Packing (then it is packed again); other blocks are
+// decoded, rewritten and packed again, as Map does.
+func (b *Packer) MapEntries(f func(idx []uint32, val []float32) int) {
+	step := b.nnz/shuffleGroups + 1
+	moved := 0
+	b.nnz, b.dim = 0, 0
+	for i, s := range b.segs {
+		inPlace := s.wide && s.dict == nil
+		if inPlace {
+			s.rewrite(f)
+		}
+		if !inPlace || b.mode.compacts(s) {
+			m := b.unpack(s)
+			if !inPlace {
+				rewriteRows(m, f)
+			}
+			b.segs[i] = Pack(m, nil, b.mode)
+			if moved += s.NNZ(); moved >= step {
+				moved = 0
+				debug.FreeOSMemory()
+			}
+		}
+		b.nnz += b.segs[i].NNZ()
+		b.dim = max(b.dim, b.segs[i].dim)
+	}
+	b.buf = CSR{}
+}
+
+// rewrite applies f to the rows of p, which holds 4-byte indices and
+// values, in place, and sets the offsets, dim and maxRow of the rows
+// kept.
+func (p *Packed) rewrite(f func(idx []uint32, val []float32) int) {
+	off := 0
+	p.dim, p.maxRow = 0, 0
+	for r := range p.Rows() {
+		lo, hi := p.ptr[r], p.ptr[r+1]
+		k := f(p.idx32[lo:hi], p.val[lo:hi])
+		if off != lo {
+			copy(p.idx32[off:off+k], p.idx32[lo:lo+k])
+			copy(p.val[off:off+k], p.val[lo:lo+k])
+		}
+		p.ptr[r] = off
+		off += k
+		if k > 0 {
+			p.dim = max(p.dim, int(p.idx32[off-1])+1)
+		}
+		p.maxRow = max(p.maxRow, k)
+	}
+	p.ptr[p.Rows()] = off
+	p.idx32, p.val = p.idx32[:off], p.val[:off]
+}
+
+// compacts reports whether Pack with mode stores the rows of p, which
+// hold 4-byte indices and values, in a more compact encoding: 2-byte
+// indices, or codes beside 4-byte indices.
+func (mode Packing) compacts(p *Packed) bool {
+	if mode&PackNarrow != 0 && p.dim <= 1<<16 {
+		return true
+	}
+	var d dictionary
+	return mode&PackCodes != 0 && mode.keepCodes(true) && d.addAll(p.val)
+}
+
+// rewriteRows applies f to every row of m in place, moving the kept
+// entries together, and returns m.
+func rewriteRows(m *CSR, f func(idx []uint32, val []float32) int) *CSR {
+	off := 0
+	for r := range m.Rows() {
+		lo, hi := m.Ptr[r], m.Ptr[r+1]
+		k := f(m.Idx[lo:hi], m.Val[lo:hi])
+		copy(m.Idx[off:off+k], m.Idx[lo:lo+k])
+		copy(m.Val[off:off+k], m.Val[lo:lo+k])
+		m.Ptr[r] = off
+		off += k
+	}
+	m.Ptr[m.Rows()] = off
+	m.Idx, m.Val = m.Idx[:off], m.Val[:off]
+	return m
+}
+
 // unpack returns the rows of s, one of b's blocks, as a CSR: aliasing s
 // when it holds 4-byte indices and values, else decoded into b's buffer,
 // which it sizes for b's largest block the first time.

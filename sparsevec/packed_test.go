@@ -336,3 +336,99 @@ func TestPackDirect(t *testing.T) {
 		}
 	}
 }
+
+// MapEntries gives the blocks Map gives for the same row map, bit for bit
+// and in the same encodings: on narrow coded blocks (decoded and packed
+// again), on wide blocks rewritten in place, and on wide blocks whose
+// rewritten rows fit 2-byte indices or codes (packed again). Entries are
+// dropped, so rows shrink and some become empty.
+func TestPackerMapEntries(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	narrowRows := greyRows(rng, 120, 785)
+	var wideRows CSR
+	for r := range 120 {
+		x := greyRows(rng, 1, 785).Row(0)
+		for i := range x.Val {
+			x.Val[i] = float32(rng.NormFloat64()) // many distinct values
+		}
+		x.Idx, x.Val = append(x.Idx, 70000+uint32(r)), append(x.Val, 3)
+		wideRows.Append(1, x)
+	}
+	drop := func(j uint32) bool { return j%5 == 0 }
+	maps := map[string]func(j uint32, v float32) (float32, bool){
+		"halve":     func(j uint32, v float32) (float32, bool) { return v / 2, !drop(j) },
+		"drop-wide": func(j uint32, v float32) (float32, bool) { return v * 3, !drop(j) && j < 70000 },
+		"to-codes":  func(j uint32, v float32) (float32, bool) { return float32(j % 7), !drop(j) },
+		"drop-all":  func(j uint32, v float32) (float32, bool) { return v, false },
+	}
+	inPlace := func(g func(uint32, float32) (float32, bool)) func([]uint32, []float32) int {
+		return func(idx []uint32, val []float32) int {
+			m := 0
+			for i, j := range idx {
+				if v, keep := g(j, val[i]); keep {
+					idx[m], val[m] = j, v
+					m++
+				}
+			}
+			return m
+		}
+	}
+	asCSR := func(g func(uint32, float32) (float32, bool)) func(*CSR) *CSR {
+		return func(blk *CSR) *CSR {
+			var out CSR
+			for r := range blk.Rows() {
+				var y Vector
+				x := blk.Row(r)
+				for i, j := range x.Idx {
+					if v, keep := g(j, x.Val[i]); keep {
+						y.Idx, y.Val = append(y.Idx, j), append(y.Val, v)
+					}
+				}
+				out.Append(blk.Labels[r], y)
+			}
+			return &out
+		}
+	}
+	for _, mode := range []Packing{0, PackNarrow, PackCompact, PackCompact | PackDirect} {
+		for _, data := range []*CSR{narrowRows, &wideRows} {
+			for name, g := range maps {
+				want, got := NewPacker(mode), NewPacker(mode)
+				for _, blk := range blocksOf(data, 25) {
+					want.Append(blk)
+					got.Append(blk)
+				}
+				want.Map(asCSR(g))
+				got.MapEntries(inPlace(g))
+				if got.Rows() != want.Rows() || got.NNZ() != want.NNZ() || got.Dim() != want.Dim() || got.Bytes() != want.Bytes() {
+					t.Fatalf("mode %d %s: rows %d nnz %d dim %d bytes %d, want %d %d %d %d", mode, name,
+						got.Rows(), got.NNZ(), got.Dim(), got.Bytes(), want.Rows(), want.NNZ(), want.Dim(), want.Bytes())
+				}
+				var all CSR
+				for blk := range want.Blocks() {
+					all.AppendCSR(blk)
+				}
+				perm := identityPerm(data.Rows())
+				slices.Reverse(perm)
+				w, p := want.Shuffle(perm), got.Shuffle(perm)
+				checkPacked(t, p, &all, perm)
+				if p.Wide() != w.Wide() || p.Coded() != w.Coded() || p.MaxRow() != w.MaxRow() {
+					t.Fatalf("mode %d %s: wide %v coded %v maxRow %d, want %v %v %d", mode, name, p.Wide(), p.Coded(), p.MaxRow(), w.Wide(), w.Coded(), w.MaxRow())
+				}
+			}
+		}
+	}
+}
+
+// PrefetchAt accepts indices past its table and empty inputs, and does
+// not allocate.
+func TestPrefetchAt(t *testing.T) {
+	table := make([]float64, 100)
+	idx := []uint32{0, 99, 100, 1 << 31}
+	if n := testing.AllocsPerRun(100, func() {
+		PrefetchAt(table, idx)
+		PrefetchAt(table, nil)
+		PrefetchAt([]float64(nil), idx)
+	}); n != 0 {
+		t.Fatalf("%v allocations", n)
+	}
+}
