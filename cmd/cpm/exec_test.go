@@ -22,9 +22,27 @@ import (
 // GOMAXPROCS from the environment, signals) without building it.
 const execMainEnv = "CPM_TEST_EXEC_MAIN"
 
+// testTmpEnv names the temporary directory of a test binary's run, which
+// the processes it starts inherit as TMPDIR.
+const testTmpEnv = "CPM_TEST_TMPDIR"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(execMainEnv) == "1" {
 		main() // exits
+	}
+	// The tests and the cpm processes they start keep their temporary
+	// files (spilled caches, embedded NATS stores) in one directory,
+	// removed at the end: a process a test kills with SIGKILL cannot
+	// remove its own.
+	tmp := ""
+	if os.Getenv(testTmpEnv) == "" {
+		var err error
+		if tmp, err = os.MkdirTemp("", "cpm-test-"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Setenv("TMPDIR", tmp)
+		os.Setenv(testTmpEnv, tmp)
 	}
 	before := testdataCaches()
 	code := m.Run()
@@ -33,6 +51,9 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "a test left row cache %s in testdata: a --stream test needs --cache none, or a copy of the data\n", p)
 			code = 1
 		}
+	}
+	if tmp != "" {
+		os.RemoveAll(tmp)
 	}
 	os.Exit(code)
 }
