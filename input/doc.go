@@ -72,6 +72,20 @@
 // Input.Load and the function Load instead read one pass into a
 // sparsevec.CSR for in-memory training.
 //
+// # Zero-based indices
+//
+// With reader.ZeroBasedAuto (the default) the first pass over a LIBSVM
+// file scans it for an index 0 before reading its rows
+// (reader.IsZeroBased, remembered for the later passes), unless it is a
+// .zst file whose note says it holds none: for another tool's file, a
+// second read and decompression of it. Run, which opens an Input for one
+// run of passes (a streamed training), skips that scan for LIBSVM text
+// in regular files: it reads them as 1-based, and when the run meets an
+// index 0 (or ends, or fails on the text, in a way the scan would have
+// decided otherwise) it discards the run, its cache and temporary files
+// with the Input, and runs it again from scratch on an Input read as auto
+// reads it, so that the result is the one of the scan-first reading.
+//
 // # Standard input
 //
 // Standard input can be read once. Load reads it in one pass. Open, whose

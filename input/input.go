@@ -74,6 +74,7 @@ type Input struct {
 	optional  bool            // Config.Optional
 	spillMax  int64           // standard input: SpillLimit
 	stdinRead bool            // standard input: pass 1 was opened
+	pre       *presumption    // Run: the passes read the source as 1-based without auto's scan
 
 	pinMu  sync.Mutex
 	pins   map[string]*pin // kept files by path: the source's; the cache's once it is complete
@@ -332,7 +333,7 @@ func (in *Input) openSource(k int) (reader.BlockReader, error) {
 		}
 		in.stdinRead = true
 	}
-	return in.src.OpenBlocks(in.blockRows, in.readers, in.opts...)
+	return in.src.OpenBlocks(in.blockRows, in.readers, in.sourceOpts()...)
 }
 
 // OpenPass opens pass k (1-based): from the cache when it is complete,
@@ -364,7 +365,7 @@ func (in *Input) OpenPass(k int) (reader.BlockReader, error) {
 		return nil, err
 	}
 	if in.cache == "" || k > 1 {
-		return &passEnd{BlockReader: src, in: in, first: k == 1}, nil
+		return &passEnd{BlockReader: src, in: in, first: k == 1, pre: in.pre}, nil
 	}
 	w, err := rowcache.Create(in.cache, in.identity(), in.opts...)
 	if err != nil {
@@ -381,7 +382,7 @@ func (in *Input) OpenPass(k int) (reader.BlockReader, error) {
 	if in.src.Kind == Stdin {
 		tee = &spillCheck{BlockReader: tee, w: w, file: in.cache, limit: in.spillMax}
 	}
-	return &passEnd{BlockReader: tee, in: in, first: true, cache: true}, nil
+	return &passEnd{BlockReader: tee, in: in, first: true, cache: true, pre: in.pre}, nil
 }
 
 // passEnd checks at the end of every pass that the input files are still
@@ -393,7 +394,8 @@ type passEnd struct {
 	first bool
 	cache bool
 	ended bool
-	err   error // sticky: an input file changed during the pass
+	err   error        // sticky: an input file changed during the pass
+	pre   *presumption // a pass over the source that Run reads as 1-based, or nil
 }
 
 func (p *passEnd) Next() (*sparsevec.CSR, error) {
@@ -401,6 +403,9 @@ func (p *passEnd) Next() (*sparsevec.CSR, error) {
 		return nil, p.err
 	}
 	b, err := p.BlockReader.Next()
+	if p.pre != nil && err != nil {
+		p.pre.note(err)
+	}
 	if err != io.EOF || p.ended {
 		return b, err
 	}

@@ -313,19 +313,19 @@ func runTableRow(ctx context.Context, row *tableRow, cfg sgd.Config, stream bool
 		)
 		switch {
 		case stream:
-			in, ierr := input.Open(row.Train, input.Config{Cache: "auto", Readers: 2})
-			if ierr != nil {
-				return ierr
-			}
 			sides := 1
 			if cfg.DoubleSided {
 				sides = 2
 			}
-			m, rep, err = sgd.TrainStream(ctx, cfg, in.Passes(ctx, sides), 1<<15, [2]float32{1, -1})
-			in.Close()
-			if err == nil {
-				run.Input = newInputMetrics(in, rep.Seconds)
-			}
+			restart := func(z *input.ZeroRestart) { logf("%s; reading as 0-based, restarting: ", z) }
+			err = input.Run(row.Train, input.Config{Cache: "auto", Readers: 2}, nil, restart, func(in *input.Input) error {
+				var err error
+				m, rep, err = sgd.TrainStream(ctx, cfg, in.Passes(ctx, sides), 1<<15, [2]float32{1, -1})
+				if err == nil {
+					run.Input = newInputMetrics(in, rep.Seconds)
+				}
+				return err
+			})
 		case row.OvO:
 			m, rep, err = sgd.TrainOvO(ctx, cfg, data)
 		default:

@@ -148,7 +148,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		rep *learner.Report
 	)
 	if o.stream {
-		m, rep, err = o.trainStream(ctx, stderr, &met)
+		m, rep, err = o.trainStream(ctx, stderr, &met, run.mlog)
 	} else {
 		m, rep, err = o.trainInMemory(ctx, stderr, &met, run.mlog)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/polyhedral/cpm/cv"
+	"github.com/polyhedral/cpm/featurehash"
 	"github.com/polyhedral/cpm/input"
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
@@ -82,44 +83,71 @@ func (run *trainRun) close(err *error) {
 
 // trainStream trains a binary CPM by passes over -t (a file or a shard
 // set, through the cache), shared by the polytopes of a double-sided CPM,
-// hashing each block's rows with --hash-bits.
-func (o *trainOptions) trainStream(ctx context.Context, stderr io.Writer, met *trainMetrics) (*model.Model, *learner.Report, error) {
+// hashing each block's rows with --hash-bits. The input is opened by
+// input.Run, which reads LIBSVM files with --zero-based auto as 1-based
+// without scanning them first and restarts the run from scratch, after a
+// notice (zeroRestarted), when one turns out to hold an index 0.
+func (o *trainOptions) trainStream(ctx context.Context, stderr io.Writer, met *trainMetrics, mlog *metricsLog) (*model.Model, *learner.Report, error) {
 	if !o.quiet {
 		noteData(stderr, "-t", o.train, o.lim.opts(ctx))
 	}
-	in, err := input.Open(o.train, input.Config{Cache: o.cachePath, Optional: o.cacheOptional, Readers: o.readers, SpillLimit: int64(o.spillLimit.v)}, o.lim.opts(ctx)...)
+	var (
+		m     *model.Model
+		r     *sgd.Report
+		cfg   *sgd.Config // the learner's settings, with the validation rows: set by the first run
+		hash  *featurehash.Hasher
+		stats *inputMetrics
+	)
+	icfg := input.Config{Cache: o.cachePath, Optional: o.cacheOptional, Readers: o.readers, SpillLimit: int64(o.spillLimit.v)}
+	restart := func(z *input.ZeroRestart) { o.zeroRestarted(stderr, z, mlog) }
+	err := input.Run(o.train, icfg, o.lim.opts(ctx), restart, func(in *input.Input) error {
+		o.noteCache(stderr, in.Cache())
+		if cfg == nil {
+			c, h, err := o.streamConfig(ctx, stderr)
+			if err != nil {
+				return err
+			}
+			cfg, hash = &c, h
+		}
+		sides := 1
+		if o.cpm.DoubleSided {
+			sides = 2
+		}
+		var err error
+		m, r, err = sgd.TrainStream(ctx, *cfg, learner.HashInput(in.Passes(ctx, sides), hash), o.buffer, o.classes)
+		if err == nil {
+			stats = newInputMetrics(in, r.Seconds)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	defer in.Close()
-	o.noteCache(stderr, in.Cache())
+	m.Hash = learner.HashingOf(hash)
+	met.Input = stats
+	if !o.quiet {
+		met.Input.print(stderr)
+	}
+	return m, &learner.Report{Learner: learner.CPM, Seconds: r.Seconds, CPM: r, Hyperplanes: len(m.Weights) * m.K}, nil
+}
+
+// streamConfig loads the validation rows of a streamed run and returns
+// the learner's settings with them, hashed as the streamed blocks are
+// (feature hashing applies to both, as learner.Train applies it in
+// memory), and the hashing.
+func (o *trainOptions) streamConfig(ctx context.Context, stderr io.Writer) (sgd.Config, *featurehash.Hasher, error) {
 	if err := o.valid.load(&o.spec, nil, stderr, o.quiet, o.lim.opts(ctx)...); err != nil {
-		return nil, nil, err
+		return sgd.Config{}, nil, err
 	}
-	sides := 1
-	if o.cpm.DoubleSided {
-		sides = 2
-	}
-	// Feature hashing applies to the streamed blocks and to the
-	// validation rows, as learner.Train applies it in memory.
 	h, err := o.spec.Hasher(o.cpm.Init)
 	if err != nil {
-		return nil, nil, err
+		return sgd.Config{}, nil, err
 	}
 	cfg := o.cpm.Config
 	if h != nil && cfg.Valid.Data != nil {
 		cfg.Valid.Data = h.Apply(cfg.Valid.Data)
 	}
-	m, r, err := sgd.TrainStream(ctx, cfg, learner.HashInput(in.Passes(ctx, sides), h), o.buffer, o.classes)
-	if err != nil {
-		return nil, nil, err
-	}
-	m.Hash = learner.HashingOf(h)
-	met.Input = newInputMetrics(in, r.Seconds)
-	if !o.quiet {
-		met.Input.print(stderr)
-	}
-	return m, &learner.Report{Learner: learner.CPM, Seconds: r.Seconds, CPM: r, Hyperplanes: len(m.Weights) * m.K}, nil
+	return cfg, h, nil
 }
 
 // trainInMemory loads -t (through the cache) and trains the learner on
