@@ -30,17 +30,15 @@ const (
 //
 // Reading LIBSVM text in blocks with reader.ZeroBasedAuto (the default)
 // scans each file for an index 0 before parsing it (about a sixth of the
-// reading time). When every file is LIBSVM text in a regular file, which
-// can be read again, Pack first reads them as 1-based (reader.ZeroBasedNo, index 0 an
-// error) without the scan: if that pass succeeds no index 0 occurred, the
-// files are 1-based and the rows are those the scan would give; if it
-// fails for any reason the source is read again with opts as given, whose
-// rows or error are returned. With another ZeroBased mode in opts the
-// source is read once, as opts say.
+// reading time). Pack first reads the source with OneBasedFirst's options
+// when it gives some (1-based, without the scan): if that pass succeeds no
+// index 0 occurred, the files are 1-based and the rows are those the scan
+// would give; if it fails for any reason the source is read again with
+// opts as given, whose rows or error are returned. Otherwise the source is
+// read once, as opts say.
 func (s *Source) Pack(mode sparsevec.Packing, opts ...reader.Option) (*sparsevec.Packer, error) {
 	opts = append([]reader.Option{reader.WithChunkBytes(packChunkBytes)}, opts...)
-	if reader.ZeroBasedOf(opts...) == reader.ZeroBasedAuto && s.rereadable() {
-		first := append(slices.Clip(opts), reader.WithZeroBased(reader.ZeroBasedNo))
+	if first := s.OneBasedFirst(opts); first != nil {
 		p, err := s.pack(mode, first)
 		if err == nil {
 			return p, nil
@@ -50,25 +48,31 @@ func (s *Source) Pack(mode sparsevec.Packing, opts ...reader.Option) (*sparsevec
 	return s.pack(mode, opts)
 }
 
-// rereadable reports whether every file of s is LIBSVM text in a regular
-// file (not standard input, a pipe or a FIFO), so that a pass over s can
-// be read again, and reader.ZeroBasedNo reads it as ZeroBasedAuto does
-// when it holds no index 0 (Arrow and Parquet files follow their metadata
-// under ZeroBasedAuto instead).
-func (s *Source) rereadable() bool {
-	if s.Kind == Stdin || len(s.Files) == 0 {
-		return false
+// OneBasedFirst returns opts with reader.ZeroBasedNo added when opts read
+// LIBSVM text with reader.ZeroBasedAuto (the default) and every file of s
+// is LIBSVM text in a regular file, which can be read again (not standard
+// input, a pipe or a FIFO; Arrow and Parquet files follow their metadata
+// under auto instead); else nil. A pass with the options it returns skips
+// auto's scan for an index 0 (for a file without cpm's zstd note, a
+// second read and decompression) and gives auto's rows when no file holds
+// an index 0, and an error when one does: a caller that reads s once
+// reads it again with opts when that pass fails, for any reason, and gets
+// auto's rows or error either way (Pack, cpm's scoring); Run restarts a
+// training run.
+func (s *Source) OneBasedFirst(opts []reader.Option) []reader.Option {
+	if reader.ZeroBasedOf(opts...) != reader.ZeroBasedAuto || s.Kind == Stdin || len(s.Files) == 0 {
+		return nil
 	}
 	for _, f := range s.Files {
 		st, err := os.Stat(f)
 		if err != nil || !st.Mode().IsRegular() {
-			return false
+			return nil
 		}
 		if format, err := reader.DetectFormat(f); err != nil || format != reader.LIBSVM {
-			return false
+			return nil
 		}
 	}
-	return true
+	return append(slices.Clip(opts), reader.WithZeroBased(reader.ZeroBasedNo))
 }
 
 // pack is one pass of Pack with opts.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 
 	"github.com/polyhedral/cpm/reader"
@@ -36,7 +35,7 @@ func (z *ZeroRestart) String() string {
 // (reader.IsZeroBased): a file with none, unless it carries cpm's zstd
 // note, is read and decompressed twice on the first pass. When every file
 // of the source is LIBSVM text in a regular file, which can be read again
-// (see Source.rereadable), Run skips the scan: the passes read the source
+// (see Source.OneBasedFirst), Run skips the scan: the passes read the source
 // as 1-based (reader.ZeroBasedNo, so an index 0 is an error), which gives
 // auto's rows for files without an index 0, while the cache, if any, is
 // checked and written with opts as given. When run returns, Run judges
@@ -69,8 +68,8 @@ func Run(path string, cfg Config, opts []reader.Option, restart func(*ZeroRestar
 	if err != nil {
 		return err
 	}
-	if reader.ZeroBasedOf(opts...) == reader.ZeroBasedAuto && in.src.rereadable() {
-		in.pre = &presumption{}
+	if first := in.src.OneBasedFirst(opts); first != nil {
+		in.pre = &presumption{opts: first}
 	}
 	err = run(in)
 	z, zerr := in.zeroRestart(err)
@@ -91,6 +90,7 @@ func Run(path string, cfg Config, opts []reader.Option, restart func(*ZeroRestar
 // presumption records the passes of an Input that Run has read its
 // source as 1-based without auto's scan.
 type presumption struct {
+	opts   []reader.Option // the passes' options (Source.OneBasedFirst)
 	mu     sync.Mutex
 	opened bool  // a pass read the source
 	done   bool  // a pass reached the end of the source
@@ -118,7 +118,7 @@ func (in *Input) sourceOpts() []reader.Option {
 	in.pre.mu.Lock()
 	in.pre.opened = true
 	in.pre.mu.Unlock()
-	return append(slices.Clip(in.opts), reader.WithZeroBased(reader.ZeroBasedNo))
+	return in.pre.opts
 }
 
 // zeroRestart returns, for a run over in that returned runErr, the file

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/polyhedral/cpm/input"
 	"github.com/polyhedral/cpm/internal/atomicfile"
 	"github.com/polyhedral/cpm/learner"
 	"github.com/polyhedral/cpm/model"
@@ -58,7 +59,27 @@ func (r *evalResult) classIndex(y float32) int {
 // (appendHeader, appendRow). Blocks are scored on so.workers goroutines
 // (scoreBlocks) and counted and written in input order, so the figures and
 // the scores file are the same whatever the number of workers.
+//
+// With --zero-based auto, a source of regular LIBSVM files is first read
+// as 1-based (input.Source.OneBasedFirst), without auto's scan for an
+// index 0, which for a file without cpm's zstd note is a second read and
+// decompression; if that pass fails for any reason (an index 0 among
+// others), its scores file is discarded and the source read again with
+// opts as given, whose result or error is returned.
 func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, so scoreOpts, opts ...reader.Option) (*evalResult, error) {
+	if src, err := input.Resolve(path); err == nil {
+		if first := src.OneBasedFirst(opts); first != nil {
+			res, err := evaluateOnce(ctx, m, path, scoresPath, so, first...)
+			if err == nil || ctx.Err() != nil {
+				return res, err
+			}
+		}
+	}
+	return evaluateOnce(ctx, m, path, scoresPath, so, opts...)
+}
+
+// evaluateOnce is one pass of evaluate, reading path with opts.
+func evaluateOnce(ctx context.Context, m *model.Model, path, scoresPath string, so scoreOpts, opts ...reader.Option) (*evalResult, error) {
 	mk, err := newRowOutputsMaker(m, so.proba || so.metrics, so.proba)
 	if err != nil {
 		return nil, err

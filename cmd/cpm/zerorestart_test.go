@@ -220,3 +220,73 @@ func TestStreamZeroBasedStdin(t *testing.T) {
 		t.Errorf("left: %v", files)
 	}
 }
+
+// Scoring a file without a zero-based note (predict, train -c) gives the
+// scores of its --zero-based reading, whether the index 0 is on the first
+// line or only on the last (the 1-based pass fails there and the file is
+// read again), leaves no scores file from the pass given up, and reports
+// a bad line with its line and column as before.
+func TestScoreZeroBasedNoNote(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.model")
+	if code, out, errs := cpm(t, "train", "-q", "--seed", "1", "-k", "2", "-i", "5000", "-t", heart, "-o", model); code != 0 {
+		t.Fatalf("train: exit %d\n%s%s", code, out, errs)
+	}
+	one, err := os.ReadFile(heart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := writeZeroBased(t, heart, filepath.Join(dir, "zero.txt"))
+	// The same rows with feature 0 dropped from all but the last row: an
+	// index 0 only on the last line.
+	lines := strings.SplitAfter(string(zero), "\n")
+	var late []byte
+	for i, l := range lines {
+		if i < len(lines)-2 {
+			l = strings.Replace(l, " 0:", " 999999:", 1)
+			if f := strings.Fields(l); len(f) > 1 && strings.HasPrefix(f[1], "999999:") {
+				l = strings.Join(append(f[:1], f[2:]...), " ") + "\n"
+			}
+		}
+		late = append(late, l...)
+	}
+	bad := bytes.Replace(one, []byte("\n"), []byte("\n1 3:x\n"), 1)
+	for _, ext := range []string{".libsvm", ".libsvm.gz", ".libsvm.zst"} {
+		for _, c := range []struct {
+			name, mode string
+			text       []byte
+		}{{"zero", "yes", zero}, {"late", "yes", late}, {"one", "no", one}} {
+			data := filepath.Join(dir, c.name+ext)
+			writeNoNote(t, data, c.text)
+			want, got := filepath.Join(dir, c.name+".want"), filepath.Join(dir, c.name+".got")
+			if code, out, errs := cpm(t, "predict", "-m", model, "-c", data, "-s", want, "--zero-based", c.mode); code != 0 {
+				t.Fatalf("%s: predict --zero-based %s: exit %d\n%s%s", data, c.mode, code, out, errs)
+			}
+			code, out, errs := cpm(t, "predict", "-m", model, "-c", data, "-s", got)
+			if code != 0 {
+				t.Fatalf("%s: predict: exit %d\n%s%s", data, code, out, errs)
+			}
+			if c.mode == "yes" && !strings.Contains(errs, "0-based") {
+				t.Errorf("%s: auto read it as 0-based without saying so:\n%s", data, errs)
+			}
+			w, _ := os.ReadFile(want)
+			g, _ := os.ReadFile(got)
+			if !bytes.Equal(w, g) || len(g) == 0 {
+				t.Errorf("%s: auto's scores differ from --zero-based %s's", data, c.mode)
+			}
+		}
+		data := filepath.Join(dir, "bad"+ext)
+		writeNoNote(t, data, bad)
+		scores := filepath.Join(dir, "bad.scores")
+		code, _, errs := cpm(t, "predict", "-m", model, "-c", data, "-s", scores)
+		if code != 3 || !strings.Contains(errs, "bad"+ext+":2:") {
+			t.Errorf("%s: exit %d, want 3 and the line:\n%s", data, code, errs)
+		}
+		if _, err := os.Stat(scores); !os.IsNotExist(err) {
+			t.Errorf("%s: a scores file was left: %v", data, err)
+		}
+	}
+	if left := listDir(t, dir); slices.ContainsFunc(left, func(n string) bool { return strings.Contains(n, ".tmp") || strings.HasPrefix(n, ".") }) {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
