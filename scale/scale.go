@@ -206,17 +206,19 @@ func collectAs(blocks iter.Seq[*sparsevec.CSR], choose func(size int64, nnz int)
 		for b := range blocks {
 			st.addRows(dense, b)
 		}
+		// The stored features' statistics move to the front of dense, in
+		// place (a feature's position is never above the feature), so
+		// that no second array of them is held beside it.
 		st.at = make([]int32, size)
+		st.feat = make([]uint32, 0, countFunc(dense, func(a *featStats) bool { return a.count > 0 }))
 		for j := range dense {
 			if dense[j].count > 0 {
 				st.feat = append(st.feat, uint32(j))
 				st.at[j] = int32(len(st.feat))
+				dense[len(st.feat)-1] = dense[j]
 			}
 		}
-		st.acc = make([]featStats, len(st.feat))
-		for k, j := range st.feat {
-			st.acc[k] = dense[j]
-		}
+		st.acc = dense[:len(st.feat):len(st.feat)]
 	case tableLayout:
 		st.at = make([]int32, size)
 		for b := range blocks {
@@ -225,6 +227,7 @@ func collectAs(blocks iter.Seq[*sparsevec.CSR], choose func(size int64, nnz int)
 				st.at[j] = 1
 			}
 		}
+		st.feat = make([]uint32, 0, countFunc(st.at, func(seen *int32) bool { return *seen != 0 }))
 		for j, seen := range st.at {
 			if seen != 0 {
 				st.feat = append(st.feat, uint32(j))
@@ -246,6 +249,17 @@ func collectAs(blocks iter.Seq[*sparsevec.CSR], choose func(size int64, nnz int)
 		}
 	}
 	return st
+}
+
+// countFunc returns the number of elements of s for which f is true.
+func countFunc[T any](s []T, f func(*T) bool) int {
+	n := 0
+	for i := range s {
+		if f(&s[i]) {
+			n++
+		}
+	}
+	return n
 }
 
 // sumValues makes collect's pass over the values into st.acc, by
@@ -379,7 +393,8 @@ func shiftOf(mode Mode, st *stats, k int) float64 {
 
 // scaler computes every kept feature's shift and divisor.
 func (st *stats) scaler(mode Mode) *Scaler {
-	s := &Scaler{mode: mode}
+	n := len(st.feat) // at most: constant features are dropped
+	s := &Scaler{mode: mode, index: make([]uint32, 0, n), shift: make([]float64, 0, n), div: make([]float64, 0, n)}
 	var sq []float64
 	if mode == Standard {
 		sq = st.squares()
@@ -617,9 +632,12 @@ func (s *Scaler) Apply(src *sparsevec.CSR) *sparsevec.CSR {
 	return dst
 }
 
-// Model returns the scaling as stored in a model file.
+// Model returns the scaling as stored in a model file. Its slices are s's,
+// as FromModel's scaler shares the model's: neither a Scaler nor a model
+// writer modifies them, and on wide data a copy would add tens of
+// megabytes to the end of a run (20 bytes per kept feature).
 func (s *Scaler) Model() *model.Scaling {
-	return &model.Scaling{Mode: string(s.mode), Index: slices.Clone(s.index), Shift: slices.Clone(s.shift), Div: slices.Clone(s.div)}
+	return &model.Scaling{Mode: string(s.mode), Index: s.index, Shift: s.shift, Div: s.div}
 }
 
 // FromModel returns the Scaler a model file stores (nil for nil). m must
