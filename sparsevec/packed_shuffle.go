@@ -251,17 +251,38 @@ type shuffleChunk struct {
 	n     int
 }
 
+// size returns the nonzeros c holds.
+func (c *shuffleChunk) size() int { return max(len(c.idx16), len(c.idx32)) }
+
+// spareChunk returns the arrays of s, a block whose rows have all moved,
+// as an empty chunk in out's encoding, or nil when s's encoding is not
+// out's: Shuffle's groups fill the memory of the blocks they empty, rather
+// than new memory while the blocks' is handed back to the system.
+func spareChunk(s *Packed, out *Packed) *shuffleChunk {
+	if s.wide != out.wide || (s.dict != nil) != (out.dict != nil) || s.NNZ() == 0 {
+		return nil
+	}
+	return &shuffleChunk{idx16: s.idx16, idx32: s.idx32, codes: s.codes, val: s.val}
+}
+
 // shuffleGroup is one group of Shuffle: the rows bound for a range of
 // result positions, in the order they were appended, in chunks.
 type shuffleGroup []*shuffleChunk
 
 // room returns the chunk of g that takes a row of k nonzeros in out's
-// encoding and its index, adding one when the last is full.
-func (g *shuffleGroup) room(out *Packed, k int) (*shuffleChunk, int) {
+// encoding and its index, adding one when the last is full: the last of
+// spare if it takes the row, else a new one.
+func (g *shuffleGroup) room(out *Packed, k int, spare *[]*shuffleChunk) (*shuffleChunk, int) {
 	if n := len(*g); n > 0 {
-		if c := (*g)[n-1]; c.n+k <= max(len(c.idx16), len(c.idx32)) {
+		if c := (*g)[n-1]; c.n+k <= c.size() {
 			return c, n - 1
 		}
+	}
+	if n := len(*spare); n > 0 && (*spare)[n-1].size() >= k {
+		c := (*spare)[n-1]
+		*spare = (*spare)[:n-1]
+		*g = append(*g, c)
+		return c, len(*g) - 1
 	}
 	size := max(shuffleChunkNNZ, k)
 	c := new(shuffleChunk)
@@ -288,9 +309,11 @@ func (g *shuffleGroup) room(out *Packed, k int) (*shuffleChunk, int) {
 //
 // The rows move twice, and each move frees what it has read: first to
 // shuffleGroups groups by their result position (a group covers 1/16 of
-// the result's rows, which it holds in block order, in chunks allocated as
-// rows arrive), each block dropped once its rows have moved; then group
-// by group to their result positions, each group dropped once laid out.
+// the result's rows, which it holds in block order, in chunks taken as
+// rows arrive: the arrays of blocks already emptied when those are in the
+// result's encoding, else new ones), each block dropped once its rows have
+// moved; then group by group to their result positions, each group
+// dropped once laid out.
 // After every 1/16 of the rows the freed memory is handed back to the
 // operating system (debug.FreeOSMemory), so the process holds about one
 // copy of the rows plus 1/16 at any time, where a direct permutation
@@ -400,8 +423,9 @@ func (b *Packer) layout(inv []int32) *Packed {
 
 // scatter moves every appended row to the group of its result position
 // (groupOf), in out's encoding, recording where it went in at, and drops
-// each block once moved, handing the memory back to the operating system
-// after every 1/len(groups) of the nonzeros.
+// each block once moved: its arrays, when in out's encoding, become chunks
+// for the groups (spareChunk), and the rest of the memory is handed back
+// to the operating system after every 1/len(groups) of the nonzeros.
 func (b *Packer) scatter(out *Packed, inv []int32, groupOf func(int) int, groups []shuffleGroup, at []int) {
 	var (
 		recode [256]uint8 // a block's codes to out's
@@ -412,6 +436,7 @@ func (b *Packer) scatter(out *Packed, inv []int32, groupOf func(int) int, groups
 	}
 	step := b.nnz/len(groups) + 1
 	moved, g := 0, 0
+	var spare []*shuffleChunk // emptied blocks' arrays, for the groups
 	for si, s := range b.segs {
 		if out.dict != nil {
 			d.encode(recode[:s.ncodes], s.dict[:s.ncodes])
@@ -420,7 +445,7 @@ func (b *Packer) scatter(out *Packed, inv []int32, groupOf func(int) int, groups
 			i := int(inv[g])
 			g++
 			lo, hi := s.ptr[r], s.ptr[r+1]
-			c, ci := groups[groupOf(i)].room(out, hi-lo)
+			c, ci := groups[groupOf(i)].room(out, hi-lo, &spare)
 			o := c.n
 			e := o + hi - lo
 			at[i] = ci<<32 | o
@@ -444,6 +469,9 @@ func (b *Packer) scatter(out *Packed, inv []int32, groupOf func(int) int, groups
 				copy(c.val[o:e], s.val[lo:hi])
 			}
 			c.n = e
+		}
+		if c := spareChunk(s, out); c != nil {
+			spare = append(spare, c)
 		}
 		b.segs[si] = nil
 		if moved += s.NNZ(); moved >= step {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -203,12 +204,14 @@ func TestPackerShuffle(t *testing.T) {
 	for i := manyValues.Ptr[250]; i < manyValues.NNZ(); i++ {
 		manyValues.Val[i] = float32(1+i%300) / 7 // the blocks fit 256 codes each, not together
 	}
+	long := longRows(rng, 2000)
 	for _, tc := range []struct {
 		name        string
 		m           *CSR
 		wide, coded bool
 	}{
 		{"grey", grey, false, true},
+		{"long", long, false, true},
 		{"wide-tail", wideTail, true, true},
 		{"many-values", manyValues, false, false},
 		{"empty", new(CSR), false, true},
@@ -239,6 +242,49 @@ func TestPackerShuffle(t *testing.T) {
 			})
 		}
 	}
+}
+
+// longRows returns n rows of 500 to 999 nonzeros (blocks of 64 of them
+// fill Shuffle's chunks) and one, row 3n/4, of 65,000, longer than such a
+// block.
+func longRows(rng *rand.Rand, n int) *CSR {
+	var m CSR
+	for r := range n {
+		var x Vector
+		k := 500 + rng.IntN(500)
+		if r == 3*n/4 {
+			k = 65000
+		}
+		for j := range k {
+			x.Idx = append(x.Idx, uint32(1+j))
+			x.Val = append(x.Val, float32(1+rng.IntN(255))/255)
+		}
+		m.Append(float32(2*rng.IntN(2)-1), x)
+	}
+	return &m
+}
+
+// Shuffle's groups go on in the memory of the blocks they have emptied:
+// besides the result it allocates about its first chunks, not a second
+// copy of the rows.
+func TestPackerShuffleReusesBlocks(t *testing.T) {
+	m := longRows(rand.New(rand.NewPCG(31, 32)), 4000)
+	b := NewPacker(0)
+	for _, blk := range blocksOf(m, 64) {
+		b.Append(blk)
+	}
+	data := b.Bytes()
+	perm := identityPerm(m.Rows())
+	slices.Reverse(perm)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	p := b.Shuffle(perm)
+	runtime.ReadMemStats(&after)
+	extra := int64(after.TotalAlloc-before.TotalAlloc) - p.Bytes()
+	if extra > data/2 {
+		t.Fatalf("Shuffle allocated %d bytes besides its result, for %d bytes of rows", extra, data)
+	}
+	checkPacked(t, p, m, perm)
 }
 
 // Shuffle panics on a permutation that does not cover the rows once.
