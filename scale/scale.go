@@ -281,11 +281,11 @@ func (st *stats) addRows(dense []featStats, b *sparsevec.CSR) {
 	const ahead = 2
 	n := b.Rows()
 	for r := range min(ahead, n) {
-		sparsevec.PrefetchAt(dense, b.Idx[b.Ptr[r]:b.Ptr[r+1]])
+		sparsevec.PrefetchIndexed(dense, b.Idx[b.Ptr[r]:b.Ptr[r+1]])
 	}
 	for r := range n {
 		if r+ahead < n {
-			sparsevec.PrefetchAt(dense, b.Idx[b.Ptr[r+ahead]:b.Ptr[r+ahead+1]])
+			sparsevec.PrefetchIndexed(dense, b.Idx[b.Ptr[r+ahead]:b.Ptr[r+ahead+1]])
 		}
 		lo, hi := b.Ptr[r], b.Ptr[r+1]
 		idx, val := b.Idx[lo:hi], b.Val[lo:hi]
@@ -556,7 +556,7 @@ func (s *Scaler) scaleKept(oi []uint32, ov []float32, xi []uint32, xv []float32)
 		// included, and a kept divisor is never 0; on wide data this
 		// saves two cache misses per entry. The row's divisors are
 		// asked for first, so that their cache misses overlap.
-		sparsevec.PrefetchAt(divAt, xi)
+		sparsevec.PrefetchIndexed(divAt, xi)
 		for i, j := range xi {
 			if int(j) >= len(divAt) {
 				continue

@@ -465,15 +465,15 @@ func TestPackerMapEntries(t *testing.T) {
 	}
 }
 
-// PrefetchAt accepts indices past its table and empty inputs, and does
+// PrefetchIndexed accepts indices past its table and empty inputs, and does
 // not allocate.
-func TestPrefetchAt(t *testing.T) {
+func TestPrefetchIndexed(t *testing.T) {
 	table := make([]float64, 100)
 	idx := []uint32{0, 99, 100, 1 << 31}
 	if n := testing.AllocsPerRun(100, func() {
-		PrefetchAt(table, idx)
-		PrefetchAt(table, nil)
-		PrefetchAt([]float64(nil), idx)
+		PrefetchIndexed(table, idx)
+		PrefetchIndexed(table, nil)
+		PrefetchIndexed([]float64(nil), idx)
 	}); n != 0 {
 		t.Fatalf("%v allocations", n)
 	}

@@ -61,13 +61,13 @@ func (m *Matrix) Prefetch(x Vector) {
 	prefetchRows(unsafe.Pointer(&m.Data[0]), d, m.Stride*4, x.Idx)
 }
 
-// PrefetchAt asks the CPU to start loading table[j] (the 64-byte line
+// PrefetchIndexed asks the CPU to start loading table[j] (the 64-byte line
 // that holds its first byte) for every j in idx below len(table): for a
 // loop over a row's entries that reads a large per-feature table at
 // random, the next row's lines can load while the current row is
 // processed. It is a hint with no visible effect, does not allocate, and
 // is a no-op without the assembly path.
-func PrefetchAt[T any](table []T, idx []uint32) {
+func PrefetchIndexed[T any](table []T, idx []uint32) {
 	if len(table) == 0 || len(idx) == 0 {
 		return
 	}
