@@ -113,7 +113,7 @@ func (s *streamSource) place(n int, label float32, seg, pos int) {
 	if s.alen+n > s.acap && 3*(s.alen-s.live) >= s.acap {
 		s.compact()
 	}
-	s.push(entry{off: s.alen, n: n, label: label, seg: int32(seg), id: s.next, pos: pos})
+	s.push(entry{off: s.alen, n: int32(n), label: label, seg: int32(seg), id: s.next, pos: pos})
 	s.alen += n
 	if s.alen > s.acap {
 		s.acap = arenaGrow(s.acap, s.alen)
@@ -129,9 +129,9 @@ func (s *streamSource) dropHeld() {
 	s.held = nil
 	s.idx, s.val = make([]uint32, s.alen, s.acap), make([]float32, s.alen, s.acap)
 	for _, e := range s.pending {
-		x := h.segs[e.seg].RowAt(e.pos, e.n, &s.dec)
-		copy(s.idx[e.off:e.off+e.n], x.Idx)
-		copy(s.val[e.off:e.off+e.n], x.Val)
+		x := h.segs[e.seg].RowAt(e.pos, int(e.n), &s.dec)
+		copy(s.idx[e.off:], x.Idx)
+		copy(s.val[e.off:], x.Val)
 	}
 	s.dec = sparsevec.Vector{}
 }
@@ -186,13 +186,13 @@ func (t *task) stepsStream(cfg Config, p *polytope, src *checkedSource, n int64)
 			return fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
 		}
 		if s.held != nil && s.direct {
-			if x, ok := s.held.segs[e.seg].CodedAt(e.pos, e.n); ok {
+			if x := &s.row; s.held.segs[e.seg].CodedInto(x, e.pos, int(e.n)) {
 				if k := len(x.Idx); k > 0 {
 					if err := t.fit(&cfg, p, uint32(x.Idx[k-1])); err != nil {
 						return fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
 					}
 				}
-				p.stepCoded(&x, e.label == t.outer, e.id)
+				p.stepCoded(x, e.label == t.outer, e.id)
 				continue
 			}
 		}

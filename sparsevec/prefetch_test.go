@@ -80,3 +80,20 @@ func TestMatrixPrefetchIsHarmless(t *testing.T) {
 		t.Fatalf("Prefetch allocates %v", a)
 	}
 }
+
+// PrefetchElem is a hint: harmless at every index, in range or not, and on
+// an empty slice; it does not allocate.
+func TestPrefetchElemIsHarmless(t *testing.T) {
+	type rec struct {
+		a, b int64
+		c    [3]int32
+	}
+	s := make([]rec, 5)
+	for _, i := range []int{-1, 0, 4, 5, 1 << 40} {
+		PrefetchElem(s, i)
+	}
+	PrefetchElem([]rec(nil), 0)
+	if a := testing.AllocsPerRun(100, func() { PrefetchElem(s, 3) }); a != 0 {
+		t.Fatalf("PrefetchElem allocates %v", a)
+	}
+}
