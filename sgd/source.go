@@ -363,7 +363,7 @@ func (s *streamSource) fill() error {
 		// When the arena is full, compact if at least a third of it is
 		// dead rows (each row is then moved at most twice on average),
 		// and only otherwise let append grow it.
-		if len(s.idx)+len(x.Idx) > cap(s.idx) && 3*(len(s.idx)-s.live) >= cap(s.idx) {
+		if len(s.idx)+len(x.Idx) > cap(s.idx) && 3*(len(s.idx)-s.live) >= cap(s.idx) || s.orderFull() {
 			s.compact()
 		}
 		s.push(entry{off: len(s.idx), n: int32(len(x.Idx)), label: s.blk.Labels[s.blkRow], id: s.next})

@@ -110,7 +110,7 @@ func (s *streamSource) replayRow() {
 // compaction, the same offset, and the capacity append would grow the
 // arena to.
 func (s *streamSource) place(n int, label float32, seg, pos int) {
-	if s.alen+n > s.acap && 3*(s.alen-s.live) >= s.acap {
+	if s.alen+n > s.acap && 3*(s.alen-s.live) >= s.acap || s.orderFull() {
 		s.compact()
 	}
 	s.push(entry{off: s.alen, n: int32(n), label: label, seg: int32(seg), id: s.next, pos: pos})

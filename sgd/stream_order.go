@@ -18,16 +18,20 @@ const maxBuffer = math.MaxInt32
 // maxOrder is the most rows the arena order holds: an entry's slot is an
 // int32. Rows of no nonzeros do not fill the arena, so that, many in a
 // row, they could otherwise grow the order past it without a compaction;
-// push compacts then. The tests lower it.
+// orderFull makes the row's caller compact then. The tests lower it.
 var maxOrder = math.MaxInt32
+
+// orderFull reports whether the arena order is full (maxOrder): the row
+// about to be pushed needs a compaction first.
+func (s *streamSource) orderFull() bool {
+	return len(s.pending) > 0 && len(s.order) >= maxOrder
+}
 
 // push adds e, a row just copied to the end of the arena, to the pending
 // rows.
 func (s *streamSource) push(e entry) {
 	if len(s.pending) == 0 {
 		s.order = s.order[:0] // every row of the arena was taken
-	} else if len(s.order) >= maxOrder {
-		s.compact()
 	}
 	e.slot = int32(len(s.order))
 	s.order = append(s.order, int32(len(s.pending)))
