@@ -67,8 +67,11 @@ func heldChunk(buffer int) int { return min(4096, max(64, buffer/8)) }
 func (h *heldRows) rows() int { return h.start[len(h.start)-1] }
 
 // done is called when h holds every row of the input: it sizes dec for
-// the longest, so that decoding a held row never allocates.
+// the longest, so that decoding a held row never allocates, and asks for
+// huge pages under the rows (sparsevec.AdviseHugePages), which the later
+// passes read in a random order.
 func (h *heldRows) done(dec *sparsevec.Vector) {
+	sparsevec.AdviseHugePages(h.segs)
 	if cap(dec.Idx) < h.maxRow || cap(dec.Val) < h.maxRow {
 		dec.Idx, dec.Val = make([]uint32, h.maxRow), make([]float32, h.maxRow)
 	}
