@@ -437,14 +437,21 @@ func (s *streamSource) drawIndex(n int) int {
 }
 
 // peek draws, from a copy of the PCG, the index the step after next takes
-// if the buffer then holds n rows again (as it does between the first
-// fill and the end of a pass: each step takes one row and fill puts one
-// back), and starts loading that entry, so that when the next step
-// prefetches its row (prefetch) the entry is in the cache rather than
-// tens of nanoseconds away in a buffer of megabytes read at random. The
-// PCG itself moves on only when drawIndex uses the peeked draw, so the
-// indices drawn, and the rows, are those of drawing each when needed.
+// among the rows the buffer will hold then, and starts loading that entry,
+// so that when the next step prefetches its row (prefetch) the entry is
+// in the cache rather than tens of nanoseconds away in a buffer of
+// megabytes read at random. Those are the n rows it holds now while the
+// pass has rows to come (each step takes one and fill puts one back), one
+// fewer once the input is all read and the buffer drains, until the pass
+// ends. The PCG itself moves on only when drawIndex uses the peeked draw,
+// so the indices drawn, and the rows, are those of drawing each when
+// needed; a peek for the wrong number of rows only costs its prefetch.
 func (s *streamSource) peek(n int) {
+	if s.replay && s.next == s.rows || !s.replay && s.eof {
+		if n--; n == 0 {
+			return
+		}
+	}
 	a := &s.ahead
 	a.rng = *s.rng
 	a.k = randIndex(&a.rng, n)
