@@ -366,7 +366,8 @@ func (s *streamSource) fill() error {
 		if len(s.idx)+len(x.Idx) > cap(s.idx) && 3*(len(s.idx)-s.live) >= cap(s.idx) || s.orderFull() {
 			s.compact()
 		}
-		s.push(entry{off: len(s.idx), n: int32(len(x.Idx)), label: s.blk.Labels[s.blkRow], id: s.next})
+		e := s.push()
+		e.off, e.n, e.label, e.id = len(s.idx), int32(len(x.Idx)), s.blk.Labels[s.blkRow], s.next
 		s.idx = append(s.idx, x.Idx...)
 		s.val = append(s.val, x.Val...)
 		s.live += len(x.Idx)

@@ -116,7 +116,8 @@ func (s *streamSource) place(n int, label float32, seg, pos int) {
 	if s.alen+n > s.acap && 3*(s.alen-s.live) >= s.acap || s.orderFull() {
 		s.compact()
 	}
-	s.push(entry{off: s.alen, n: int32(n), label: label, seg: int32(seg), id: s.next, pos: pos})
+	e := s.push()
+	e.off, e.n, e.label, e.seg, e.id, e.pos = s.alen, int32(n), label, int32(seg), s.next, pos
 	s.alen += n
 	if s.alen > s.acap {
 		s.acap = arenaGrow(s.acap, s.alen)

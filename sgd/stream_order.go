@@ -27,15 +27,25 @@ func (s *streamSource) orderFull() bool {
 	return len(s.pending) > 0 && len(s.order) >= maxOrder
 }
 
-// push adds e, a row just copied to the end of the arena, to the pending
-// rows.
-func (s *streamSource) push(e entry) {
+// push adds a row just copied to the end of the arena to the pending rows
+// and returns its entry, zero but for its slot, for the caller to fill in
+// place (an entry built on the stack and copied in would be stored field
+// by field and loaded back in wider words, which store forwarding does
+// not serve).
+func (s *streamSource) push() *entry {
 	if len(s.pending) == 0 {
 		s.order = s.order[:0] // every row of the arena was taken
 	}
-	e.slot = int32(len(s.order))
-	s.order = append(s.order, int32(len(s.pending)))
-	s.pending = append(s.pending, e)
+	n := len(s.pending)
+	if n < cap(s.pending) {
+		s.pending = s.pending[:n+1]
+	} else {
+		s.pending = append(s.pending, entry{})
+	}
+	e := &s.pending[n]
+	*e = entry{slot: int32(len(s.order))}
+	s.order = append(s.order, int32(n))
+	return e
 }
 
 // take removes pending row k, moving the last pending row into its place,
