@@ -97,3 +97,21 @@ func TestPrefetchElemIsHarmless(t *testing.T) {
 		t.Fatalf("PrefetchElem allocates %v", a)
 	}
 }
+
+// PrefetchAt is a hint: harmless for every range, in or out of the
+// nonzeros, in every packing, and on an empty Packed.
+func TestPrefetchAtIsHarmless(t *testing.T) {
+	var m CSR
+	m.Append(1, Vector{Idx: []uint32{1, 70000}, Val: []float32{0.5, 2}})
+	m.Append(-1, Vector{})
+	m.Append(1, Vector{Idx: []uint32{3}, Val: []float32{4}})
+	for _, mode := range []Packing{0, PackNarrow, PackCodes, PackCompact} {
+		for _, p := range []*Packed{Pack(&m, nil, mode), Pack(&m, []int32{2}, mode), Pack(&CSR{}, nil, mode)} {
+			for _, lo := range []int{-1, 0, 1, 2, 3, 1 << 40} {
+				for _, k := range []int{-1, 0, 1, 2, 3, 4} {
+					p.PrefetchAt(lo, k)
+				}
+			}
+		}
+	}
+}
