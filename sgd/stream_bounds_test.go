@@ -122,3 +122,58 @@ func TestStreamOrderBound(t *testing.T) {
 		}
 	}
 }
+
+// Sources given one heldShare hold one copy of the rows when they read the
+// input in the same blocks, each drawing as it would alone; a source that
+// reads other blocks packs chunks of its own, and its rows stay right.
+func TestStreamHeldShared(t *testing.T) {
+	defer func(old float64) { heldBudget = old }(heldBudget)
+	heldBudget = 1e9 // held all run, in a buffer of a sixth of the rows
+	data := heldData(11, 2000, true, false, false)
+	for _, blocks := range [][2]int{{64, 64}, {64, 100}} {
+		share := &heldShare{}
+		var srcs, alone [2]*streamSource
+		for i := range srcs {
+			n := blocks[i]
+			open := func() (Blocks, error) { return &fakeBlocks{data: data, n: n, live: new(int)}, nil }
+			var err error
+			if srcs[i], err = newStreamSource(open, 300, 1, uint64(i)); err != nil {
+				t.Fatal(err)
+			}
+			srcs[i].held.share = share
+			if alone[i], err = newStreamSource(open, 300, 1, uint64(i)); err != nil {
+				t.Fatal(err)
+			}
+			defer srcs[i].Close()
+			defer alone[i].Close()
+		}
+		for step := range 3 * data.Rows() {
+			for i, s := range srcs {
+				x, y, id, err := s.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _, want, err := alone[i].Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if id != want {
+					t.Fatalf("blocks %v: source %d, draw %d: row %d, alone %d", blocks, i, step, id, want)
+				}
+				if y != data.Labels[id] || !slices.Equal(x.Idx, data.Row(id).Idx) || !slices.Equal(x.Val, data.Row(id).Val) {
+					t.Fatalf("blocks %v: source %d: row %d does not match its id", blocks, i, id)
+				}
+			}
+		}
+		a, b := srcs[0].held, srcs[1].held
+		if a == nil || b == nil || !srcs[0].replay || !srcs[1].replay {
+			t.Fatalf("blocks %v: rows not held all run", blocks)
+		}
+		if same := slices.Equal(a.segs, b.segs); same != (blocks[0] == blocks[1]) {
+			t.Errorf("blocks %v: chunks shared %v", blocks, same)
+		}
+		if own := len(a.own) + len(b.own); blocks[0] == blocks[1] && own != len(a.segs) {
+			t.Errorf("blocks %v: %d chunks packed for %d held", blocks, own, len(a.segs))
+		}
+	}
+}

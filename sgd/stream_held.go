@@ -2,6 +2,7 @@ package sgd
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -38,19 +39,69 @@ type heldRows struct {
 	perm   []int32             // add's rows of a block
 	bytes  int64               // the bytes counted against the budget
 	maxRow int                 // nonzeros of the longest row held
+	share  *heldShare          // if set, chunks come from and go to it
+	own    []*sparsevec.Packed // the chunks of segs this copy packed
 }
 
-// add packs the rows of block b from row lo on after the rows held: at
-// most heldChunk(buffer) rows, so that the rows packed ahead of those
-// counted (holdRow) are few beside the buffer. It counts the chunk's fixed
-// bytes (Packed.Bytes besides its rows).
+// heldShare lets the stream sources of one run that read the same input
+// (the two polytopes of a double-sided CPM) hold one copy of its rows
+// between them: the first source to reach a chunk packs it, the others
+// take it, so that the rows take their memory, and their room in the
+// caches, once. A chunk is taken only when it holds the same rows (the
+// same first row, rows, nonzeros and encodings: the sources read the
+// input in the same blocks); a source that reads it otherwise packs its
+// own. Each source still counts every chunk it holds against its own
+// budget, as if it held it alone, so that whether it keeps its copy does
+// not depend on the other. Chunks are read-only once packed.
+type heldShare struct {
+	mu     sync.Mutex
+	chunks []*sparsevec.Packed
+	starts []int
+	modes  []sparsevec.Packing
+}
+
+// chunk returns chunk i of the held copy, the rows perm of block b, whose
+// first row is row start of the input, packed with mode: the share's when
+// it has that chunk, else packed (and, when it is the share's next chunk,
+// added to it). own reports whether it was packed here.
+func (sh *heldShare) chunk(i, start int, b *sparsevec.CSR, perm []int32, mode sparsevec.Packing) (p *sparsevec.Packed, own bool) {
+	if sh == nil {
+		return sparsevec.Pack(b, perm, mode), true
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if i < len(sh.chunks) {
+		p := sh.chunks[i]
+		nnz := 0
+		if len(perm) > 0 {
+			nnz = b.Ptr[perm[len(perm)-1]+1] - b.Ptr[perm[0]]
+		}
+		if sh.starts[i] == start && sh.modes[i] == mode && p.Rows() == len(perm) && p.NNZ() == nnz {
+			return p, false
+		}
+		return sparsevec.Pack(b, perm, mode), true
+	}
+	p = sparsevec.Pack(b, perm, mode)
+	if i == len(sh.chunks) {
+		sh.chunks, sh.starts, sh.modes = append(sh.chunks, p), append(sh.starts, start), append(sh.modes, mode)
+	}
+	return p, true
+}
+
+// add packs the rows of block b from row lo on after the rows held (or
+// takes them from the share): at most heldChunk(buffer) rows, so that the
+// rows packed ahead of those counted (holdRow) are few beside the buffer.
+// It counts the chunk's fixed bytes (Packed.Bytes besides its rows).
 func (h *heldRows) add(b *sparsevec.CSR, lo, buffer int, mode sparsevec.Packing) {
 	hi := min(b.Rows(), lo+heldChunk(buffer))
 	h.perm = h.perm[:0]
 	for r := lo; r < hi; r++ {
 		h.perm = append(h.perm, int32(r))
 	}
-	p := sparsevec.Pack(b, h.perm, mode)
+	p, own := h.share.chunk(len(h.segs), h.rows(), b, h.perm, mode)
+	if own {
+		h.own = append(h.own, p)
+	}
 	h.segs = append(h.segs, p)
 	h.start = append(h.start, h.rows()+p.Rows())
 	h.bytes += p.Bytes() - int64(p.NNZ())*int64(p.NonzeroBytes()) - int64(p.Rows())*sparsevec.RowBytes
@@ -68,10 +119,10 @@ func (h *heldRows) rows() int { return h.start[len(h.start)-1] }
 
 // done is called when h holds every row of the input: it sizes dec for
 // the longest, so that decoding a held row never allocates, and asks for
-// huge pages under the rows (sparsevec.AdviseHugePages), which the later
-// passes read in a random order.
+// huge pages under the rows it packed (sparsevec.AdviseHugePages), which
+// the later passes read in a random order.
 func (h *heldRows) done(dec *sparsevec.Vector) {
-	sparsevec.AdviseHugePages(h.segs)
+	sparsevec.AdviseHugePages(h.own)
 	if cap(dec.Idx) < h.maxRow || cap(dec.Val) < h.maxRow {
 		dec.Idx, dec.Val = make([]uint32, h.maxRow), make([]float32, h.maxRow)
 	}
