@@ -544,7 +544,10 @@ func (s *streamSource) Epoch() float64 {
 
 // Close stops the underlying stream and lets the held rows go.
 func (s *streamSource) Close() error {
-	s.held = nil
+	if s.held != nil {
+		s.held.leave()
+		s.held = nil
+	}
 	if s.cur == nil {
 		return nil
 	}

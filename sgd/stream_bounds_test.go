@@ -140,7 +140,7 @@ func TestStreamHeldShared(t *testing.T) {
 			if srcs[i], err = newStreamSource(open, 300, 1, uint64(i)); err != nil {
 				t.Fatal(err)
 			}
-			srcs[i].held.share = share
+			share.join(srcs[i].held)
 			if alone[i], err = newStreamSource(open, 300, 1, uint64(i)); err != nil {
 				t.Fatal(err)
 			}
@@ -175,5 +175,52 @@ func TestStreamHeldShared(t *testing.T) {
 		if own := len(a.own) + len(b.own); blocks[0] == blocks[1] && own != len(a.segs) {
 			t.Errorf("blocks %v: %d chunks packed for %d held", blocks, own, len(a.segs))
 		}
+	}
+}
+
+// A share keeps its chunks while a source holds a copy from it, and lets
+// them go with the last copy dropped; sources go on drawing their rows.
+func TestStreamHeldShareLeaves(t *testing.T) {
+	defer func(old float64) { heldBudget = old }(heldBudget)
+	heldBudget = 1e9
+	data := heldData(12, 500, true, false, false)
+	share := &heldShare{}
+	var srcs [2]*streamSource
+	for i := range srcs {
+		open := func() (Blocks, error) { return &fakeBlocks{data: data, n: 64, live: new(int)}, nil }
+		var err error
+		if srcs[i], err = newStreamSource(open, 100, 1, uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+		share.join(srcs[i].held)
+		defer srcs[i].Close()
+	}
+	next := func(s *streamSource) {
+		x, y, id, err := s.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if y != data.Labels[id] || !slices.Equal(x.Idx, data.Row(id).Idx) || !slices.Equal(x.Val, data.Row(id).Val) {
+			t.Fatalf("row %d does not match its id", id)
+		}
+	}
+	for range data.Rows() / 2 {
+		next(srcs[0])
+		next(srcs[1])
+	}
+	if len(share.chunks) == 0 || share.users != 2 {
+		t.Fatalf("%d chunks shared by %d users", len(share.chunks), share.users)
+	}
+	srcs[0].dropHeld()
+	if len(share.chunks) == 0 || share.users != 1 {
+		t.Fatalf("one copy dropped: %d chunks shared by %d users", len(share.chunks), share.users)
+	}
+	srcs[1].dropHeld()
+	if share.chunks != nil || share.users != 0 {
+		t.Fatalf("both copies dropped: %d chunks kept for %d users", len(share.chunks), share.users)
+	}
+	for range 2 * data.Rows() {
+		next(srcs[0])
+		next(srcs[1])
 	}
 }

@@ -52,12 +52,38 @@ type heldRows struct {
 // input in the same blocks); a source that reads it otherwise packs its
 // own. Each source still counts every chunk it holds against its own
 // budget, as if it held it alone, so that whether it keeps its copy does
-// not depend on the other. Chunks are read-only once packed.
+// not depend on the other. Chunks are read-only once packed. The share
+// keeps its chunks only while a source that joined it holds its copy:
+// when the last lets its copy go (dropHeld, Close), they go too, so that
+// a dropped copy frees its memory as without the share.
 type heldShare struct {
 	mu     sync.Mutex
 	chunks []*sparsevec.Packed
 	starts []int
 	modes  []sparsevec.Packing
+	users  int // sources holding a copy from the share
+}
+
+// join attaches h, a copy that holds no rows yet, to the share.
+func (sh *heldShare) join(h *heldRows) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	h.share = sh
+	sh.users++
+}
+
+// leave detaches h, a copy being let go, from its share, if any.
+func (h *heldRows) leave() {
+	sh := h.share
+	if sh == nil {
+		return
+	}
+	h.share = nil
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.users--; sh.users == 0 {
+		sh.chunks, sh.starts, sh.modes = nil, nil, nil
+	}
 }
 
 // chunk returns chunk i of the held copy, the rows perm of block b, whose
@@ -182,6 +208,7 @@ func (s *streamSource) place(n int, label float32, seg, pos int) {
 func (s *streamSource) dropHeld() {
 	h := s.held
 	s.held = nil
+	h.leave()
 	s.idx, s.val = make([]uint32, s.alen, s.acap), make([]float32, s.alen, s.acap)
 	for _, e := range s.pending {
 		x := h.segs[e.seg].RowAt(e.pos, int(e.n), &s.dec)

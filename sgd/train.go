@@ -686,7 +686,7 @@ func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes 
 			}
 			s.leave, s.packing = func() { in.Leave(i) }, cfg.Compact.Packing()
 			if s.held != nil {
-				s.held.share = share
+				share.join(s.held)
 			}
 			return &checkedSource{streamSource: s, classes: classes}, nil
 		}}
