@@ -281,7 +281,7 @@ type streamSource struct {
 	pick  int                // index into pending drawn for the next step, or -1
 	taken entry              // the row draw took
 	row   sparsevec.CodedRow // with direct: the held row stepsStream steps on
-	ahead ahead
+	ahead ahead              // the draw after pick's, peeked (peek)
 }
 
 // ahead is the draw after the next step's (streamSource.peek): the index

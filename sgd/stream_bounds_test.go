@@ -65,12 +65,13 @@ func TestStreamRowOverEntryBound(t *testing.T) {
 
 // A shuffle buffer over the most rows its order indexes is refused.
 func TestStreamBufferOverBound(t *testing.T) {
-	if math.MaxInt == math.MaxInt32 {
+	over := int64(maxBuffer) + 1
+	if over > math.MaxInt {
 		t.Skip("int is 32 bits: no buffer is over the bound")
 	}
 	open := func() (Blocks, error) { return &fakeBlocks{data: &sparsevec.CSR{}, n: 8, live: new(int)}, nil }
-	if _, err := newStreamSource(open, maxBuffer+1, 1, 1); err == nil || !strings.Contains(err.Error(), "shuffle buffer") {
-		t.Fatalf("buffer of %d rows: error %v", maxBuffer+1, err)
+	if _, err := newStreamSource(open, int(over), 1, 1); err == nil || !strings.Contains(err.Error(), "shuffle buffer") {
+		t.Fatalf("buffer of %d rows: error %v", over, err)
 	}
 }
 

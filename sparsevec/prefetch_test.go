@@ -1,6 +1,7 @@
 package sparsevec
 
 import (
+	"math"
 	"reflect"
 	"testing"
 )
@@ -89,7 +90,7 @@ func TestPrefetchElemIsHarmless(t *testing.T) {
 		c    [3]int32
 	}
 	s := make([]rec, 5)
-	for _, i := range []int{-1, 0, 4, 5, 1 << 40} {
+	for _, i := range []int{-1, 0, 4, 5, math.MaxInt} {
 		PrefetchElem(s, i)
 	}
 	PrefetchElem([]rec(nil), 0)
@@ -107,7 +108,7 @@ func TestPrefetchAtIsHarmless(t *testing.T) {
 	m.Append(1, Vector{Idx: []uint32{3}, Val: []float32{4}})
 	for _, mode := range []Packing{0, PackNarrow, PackCodes, PackCompact} {
 		for _, p := range []*Packed{Pack(&m, nil, mode), Pack(&m, []int32{2}, mode), Pack(&CSR{}, nil, mode)} {
-			for _, lo := range []int{-1, 0, 1, 2, 3, 1 << 40} {
+			for _, lo := range []int{-1, 0, 1, 2, 3, math.MaxInt} {
 				for _, k := range []int{-1, 0, 1, 2, 3, 4} {
 					p.PrefetchAt(lo, k)
 				}
