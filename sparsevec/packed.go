@@ -163,7 +163,7 @@ func (p *Packed) PrefetchAt(lo, k int) {
 	if p.wide {
 		nnz = len(p.idx32)
 	}
-	if k <= 0 || lo < 0 || lo+k > nnz {
+	if k <= 0 || lo < 0 || k > nnz-lo {
 		return
 	}
 	n := uintptr(k)
