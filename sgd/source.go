@@ -545,7 +545,7 @@ func (s *streamSource) Epoch() float64 {
 // Close stops the underlying stream and lets the held rows go.
 func (s *streamSource) Close() error {
 	if s.held != nil {
-		s.held.leave()
+		s.held.release()
 		s.held = nil
 	}
 	if s.cur == nil {

@@ -72,8 +72,8 @@ func (sh *heldShare) join(h *heldRows) {
 	sh.users++
 }
 
-// leave detaches h, a copy being let go, from its share, if any.
-func (h *heldRows) leave() {
+// release detaches h, a copy being let go, from its share, if any.
+func (h *heldRows) release() {
 	sh := h.share
 	if sh == nil {
 		return
@@ -208,7 +208,7 @@ func (s *streamSource) place(n int, label float32, seg, pos int) {
 func (s *streamSource) dropHeld() {
 	h := s.held
 	s.held = nil
-	h.leave()
+	h.release()
 	s.idx, s.val = make([]uint32, s.alen, s.acap), make([]float32, s.alen, s.acap)
 	for _, e := range s.pending {
 		x := h.segs[e.seg].RowAt(e.pos, int(e.n), &s.dec)
