@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 
 	"github.com/polyhedral/cpm/internal/rng"
@@ -207,14 +208,22 @@ type Blocks interface {
 // entry is a row of the shuffle buffer: nonzeros off:off+n of its arena
 // (in a held pass, where the arena is only counted, the place the row
 // would take there) and, in a held pass, nonzeros pos:pos+n of chunk seg
-// of the held copy.
+// of the held copy; slot is its place in the arena order
+// (stream_order.go). A row's nonzeros fit in an int32 (fill refuses a
+// longer row: maxEntryNNZ), so that an entry takes 40 bytes.
 type entry struct {
-	off, n int
-	label  float32
-	seg    int32
-	id     int
-	pos    int
+	off   int
+	id    int
+	pos   int
+	n     int32
+	label float32
+	seg   int32
+	slot  int32
 }
+
+// maxEntryNNZ is the most nonzeros of a row the shuffle buffer takes (an
+// entry's n); the tests lower it.
+var maxEntryNNZ = math.MaxInt32
 
 // streamSource makes repeated passes over data that does not fit in memory
 // through a bounded shuffle buffer: it holds at most Buffer rows, copied
@@ -247,8 +256,7 @@ type streamSource struct {
 	blkRow  int
 	buffer  int
 	pending []entry
-	slotOf  []int32  // per pending row: its place in arena order (stream_order.go)
-	order   []int32  // the arena's rows in arena order: index into pending, or -1 once taken
+	order   []int32  // the arena's rows in arena order: index into pending, or -1 once taken (stream_order.go)
 	spare   []entry  // compact's scratch
 	idx     []uint32 // arena
 	val     []float32
@@ -268,9 +276,21 @@ type streamSource struct {
 	next  int // id of the next row to arrive in this pass
 	eof   bool
 	epoch int
-	rows  int // rows per pass, known after the first pass (0 before)
-	done  int // rows emitted in this pass
-	pick  int // index into pending drawn for the next step, or -1
+	rows  int                // rows per pass, known after the first pass (0 before)
+	done  int                // rows emitted in this pass
+	pick  int                // index into pending drawn for the next step, or -1
+	taken entry              // the row draw took
+	row   sparsevec.CodedRow // with direct: the held row stepsStream steps on
+	ahead ahead              // the draw after pick's, peeked (peek)
+}
+
+// ahead is the draw after the next step's (streamSource.peek): the index
+// randIndex gives for n pending rows from the source's PCG as it is after
+// the next step's draw, and the PCG after it; n == 0 when none is peeked.
+type ahead struct {
+	rng rand.PCG
+	n   int
+	k   int
 }
 
 // newStreamSource returns a source that opens its input with open, keeps a
@@ -280,6 +300,9 @@ type streamSource struct {
 func newStreamSource(open func() (Blocks, error), buffer int, seed, stream uint64) (*streamSource, error) {
 	if buffer < 1 {
 		buffer = 1
+	}
+	if buffer > maxBuffer {
+		return nil, fmt.Errorf("sgd: a shuffle buffer of %d rows is over the most it takes, %d", buffer, maxBuffer)
 	}
 	s := &streamSource{open: open, buffer: buffer, rng: rand.NewPCG(seed, stream), pick: -1,
 		packing: CompactAuto.Packing(), direct: sparsevec.CodedDirect()}
@@ -325,6 +348,9 @@ func (s *streamSource) fill() error {
 			continue
 		}
 		x := s.blk.Row(s.blkRow)
+		if len(x.Idx) > maxEntryNNZ {
+			return fmt.Errorf("sgd: row %d of the training input has %d nonzeros, over the %d a row of the shuffle buffer takes", s.next+1, len(x.Idx), maxEntryNNZ)
+		}
 		if s.held != nil {
 			if s.next == s.held.rows() {
 				s.held.add(s.blk, s.blkRow, s.buffer, s.packing)
@@ -337,10 +363,11 @@ func (s *streamSource) fill() error {
 		// When the arena is full, compact if at least a third of it is
 		// dead rows (each row is then moved at most twice on average),
 		// and only otherwise let append grow it.
-		if len(s.idx)+len(x.Idx) > cap(s.idx) && 3*(len(s.idx)-s.live) >= cap(s.idx) {
+		if len(s.idx)+len(x.Idx) > cap(s.idx) && 3*(len(s.idx)-s.live) >= cap(s.idx) || s.orderFull() {
 			s.compact()
 		}
-		s.push(entry{off: len(s.idx), n: len(x.Idx), label: s.blk.Labels[s.blkRow], id: s.next})
+		e := s.push()
+		e.off, e.n, e.label, e.id = len(s.idx), int32(len(x.Idx)), s.blk.Labels[s.blkRow], s.next
 		s.idx = append(s.idx, x.Idx...)
 		s.val = append(s.val, x.Val...)
 		s.live += len(x.Idx)
@@ -360,26 +387,29 @@ func (s *streamSource) Next() (sparsevec.Vector, float32, int, error) {
 }
 
 // draw fills the buffer, starting the next pass when this one has ended,
-// and takes the next step's row out of it.
-func (s *streamSource) draw() (entry, error) {
+// and takes the next step's row out of it, into s.taken (valid until the
+// next call). The entry is returned by pointer: a copy through registers
+// and back to the stack, field by field, would stall the wide loads that
+// read it on the failed store forwarding.
+func (s *streamSource) draw() (*entry, error) {
 	if err := s.fill(); err != nil {
-		return entry{}, err
+		return nil, err
 	}
 	if len(s.pending) == 0 {
 		// End of a pass: start the next one.
 		if s.next == 0 {
-			return entry{}, fmt.Errorf("sgd: training input has %w", ErrNoRows)
+			return nil, fmt.Errorf("sgd: training input has %w", ErrNoRows)
 		}
 		if err := s.nextPass(); err != nil {
-			return entry{}, err
+			return nil, err
 		}
 	}
 	k := s.pick
 	if k < 0 || k >= len(s.pending) {
-		k = randIndex(s.rng, len(s.pending))
+		k = s.drawIndex(len(s.pending))
 	}
 	e := s.take(k)
-	s.live -= e.n
+	s.live -= int(e.n)
 	s.done++
 	// Draw the next step's row now, among the rows held after this one
 	// leaves, and start loading it: the buffer is tens of megabytes read
@@ -387,10 +417,47 @@ func (s *streamSource) draw() (entry, error) {
 	// The row read in by the next fill joins the draw after that.
 	s.pick = -1
 	if n := len(s.pending); n > 0 {
-		s.pick = randIndex(s.rng, n)
+		s.pick = s.drawIndex(n)
 		s.prefetch(&s.pending[s.pick])
+		s.peek(n)
 	}
 	return e, nil
+}
+
+// drawIndex returns randIndex(s.rng, n), the peeked draw when there is
+// one for n (the same index and PCG state, computed a step earlier).
+func (s *streamSource) drawIndex(n int) int {
+	a := &s.ahead
+	if a.n == n {
+		*s.rng = a.rng
+		a.n = 0
+		return a.k
+	}
+	a.n = 0
+	return randIndex(s.rng, n)
+}
+
+// peek draws, from a copy of the PCG, the index the step after next takes
+// among the rows the buffer will hold then, and starts loading that entry,
+// so that when the next step prefetches its row (prefetch) the entry is
+// in the cache rather than tens of nanoseconds away in a buffer of
+// megabytes read at random. Those are the n rows it holds now while the
+// pass has rows to come (each step takes one and fill puts one back), one
+// fewer once the input is all read and the buffer drains, until the pass
+// ends. The PCG itself moves on only when drawIndex uses the peeked draw,
+// so the indices drawn, and the rows, are those of drawing each when
+// needed; a peek for the wrong number of rows only costs its prefetch.
+func (s *streamSource) peek(n int) {
+	if s.replay && s.next == s.rows || !s.replay && s.eof {
+		if n--; n == 0 {
+			return
+		}
+	}
+	a := &s.ahead
+	a.rng = *s.rng
+	a.k = randIndex(&a.rng, n)
+	a.n = n
+	sparsevec.PrefetchElem(s.pending, a.k)
 }
 
 // nextPass starts the next pass, by opening the input again or, when the
@@ -446,20 +513,24 @@ func (s *streamSource) nextPass() error {
 }
 
 // vector returns the row of entry e, a held row decoded into s.dec.
-func (s *streamSource) vector(e entry) sparsevec.Vector {
+func (s *streamSource) vector(e *entry) sparsevec.Vector {
 	if s.held != nil {
-		return s.held.segs[e.seg].RowAt(e.pos, e.n, &s.dec)
+		return s.held.segs[e.seg].RowAt(e.pos, int(e.n), &s.dec)
 	}
-	return sparsevec.Vector{Idx: s.idx[e.off : e.off+e.n : e.off+e.n], Val: s.val[e.off : e.off+e.n : e.off+e.n]}
+	hi := e.off + int(e.n)
+	return sparsevec.Vector{Idx: s.idx[e.off:hi:hi], Val: s.val[e.off:hi:hi]}
 }
 
-// prefetch starts loading the nonzeros of entry e.
+// prefetch starts loading the nonzeros of entry e and its place in the
+// arena order, which take writes.
 func (s *streamSource) prefetch(e *entry) {
+	sparsevec.PrefetchElem(s.order, int(e.slot))
 	if s.held != nil {
-		s.held.segs[e.seg].PrefetchAt(e.pos, e.n)
+		s.held.segs[e.seg].PrefetchAt(e.pos, int(e.n))
 		return
 	}
-	sparsevec.Vector{Idx: s.idx[e.off : e.off+e.n], Val: s.val[e.off : e.off+e.n]}.Prefetch()
+	hi := e.off + int(e.n)
+	sparsevec.Vector{Idx: s.idx[e.off:hi], Val: s.val[e.off:hi]}.Prefetch()
 }
 
 // Epoch implements source; before the first pass ends the fraction is
@@ -473,7 +544,10 @@ func (s *streamSource) Epoch() float64 {
 
 // Close stops the underlying stream and lets the held rows go.
 func (s *streamSource) Close() error {
-	s.held = nil
+	if s.held != nil {
+		s.held.release()
+		s.held = nil
+	}
 	if s.cur == nil {
 		return nil
 	}

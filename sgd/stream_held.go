@@ -2,6 +2,7 @@ package sgd
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/polyhedral/cpm/sparsevec"
 )
@@ -38,19 +39,95 @@ type heldRows struct {
 	perm   []int32             // add's rows of a block
 	bytes  int64               // the bytes counted against the budget
 	maxRow int                 // nonzeros of the longest row held
+	share  *heldShare          // if set, chunks come from and go to it
+	own    []*sparsevec.Packed // the chunks of segs this copy packed
 }
 
-// add packs the rows of block b from row lo on after the rows held: at
-// most heldChunk(buffer) rows, so that the rows packed ahead of those
-// counted (holdRow) are few beside the buffer. It counts the chunk's fixed
-// bytes (Packed.Bytes besides its rows).
+// heldShare lets the stream sources of one run that read the same input
+// (the two polytopes of a double-sided CPM) hold one copy of its rows
+// between them: the first source to reach a chunk packs it, the others
+// take it, so that the rows take their memory, and their room in the
+// caches, once. A chunk is taken only when it holds the same rows (the
+// same first row, rows, nonzeros and encodings: the sources read the
+// input in the same blocks); a source that reads it otherwise packs its
+// own. Each source still counts every chunk it holds against its own
+// budget, as if it held it alone, so that whether it keeps its copy does
+// not depend on the other. Chunks are read-only once packed. The share
+// keeps its chunks only while a source that joined it holds its copy:
+// when the last lets its copy go (dropHeld, Close), they go too, so that
+// a dropped copy frees its memory as without the share.
+type heldShare struct {
+	mu     sync.Mutex
+	chunks []*sparsevec.Packed
+	starts []int
+	modes  []sparsevec.Packing
+	users  int // sources holding a copy from the share
+}
+
+// join attaches h, a copy that holds no rows yet, to the share.
+func (sh *heldShare) join(h *heldRows) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	h.share = sh
+	sh.users++
+}
+
+// release detaches h, a copy being let go, from its share, if any.
+func (h *heldRows) release() {
+	sh := h.share
+	if sh == nil {
+		return
+	}
+	h.share = nil
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.users--; sh.users == 0 {
+		sh.chunks, sh.starts, sh.modes = nil, nil, nil
+	}
+}
+
+// chunk returns chunk i of the held copy, the rows perm of block b, whose
+// first row is row start of the input, packed with mode: the share's when
+// it has that chunk, else packed (and, when it is the share's next chunk,
+// added to it). own reports whether it was packed here.
+func (sh *heldShare) chunk(i, start int, b *sparsevec.CSR, perm []int32, mode sparsevec.Packing) (p *sparsevec.Packed, own bool) {
+	if sh == nil {
+		return sparsevec.Pack(b, perm, mode), true
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if i < len(sh.chunks) {
+		p := sh.chunks[i]
+		nnz := 0
+		if len(perm) > 0 {
+			nnz = b.Ptr[perm[len(perm)-1]+1] - b.Ptr[perm[0]]
+		}
+		if sh.starts[i] == start && sh.modes[i] == mode && p.Rows() == len(perm) && p.NNZ() == nnz {
+			return p, false
+		}
+		return sparsevec.Pack(b, perm, mode), true
+	}
+	p = sparsevec.Pack(b, perm, mode)
+	if i == len(sh.chunks) {
+		sh.chunks, sh.starts, sh.modes = append(sh.chunks, p), append(sh.starts, start), append(sh.modes, mode)
+	}
+	return p, true
+}
+
+// add packs the rows of block b from row lo on after the rows held (or
+// takes them from the share): at most heldChunk(buffer) rows, so that the
+// rows packed ahead of those counted (holdRow) are few beside the buffer.
+// It counts the chunk's fixed bytes (Packed.Bytes besides its rows).
 func (h *heldRows) add(b *sparsevec.CSR, lo, buffer int, mode sparsevec.Packing) {
 	hi := min(b.Rows(), lo+heldChunk(buffer))
 	h.perm = h.perm[:0]
 	for r := lo; r < hi; r++ {
 		h.perm = append(h.perm, int32(r))
 	}
-	p := sparsevec.Pack(b, h.perm, mode)
+	p, own := h.share.chunk(len(h.segs), h.rows(), b, h.perm, mode)
+	if own {
+		h.own = append(h.own, p)
+	}
 	h.segs = append(h.segs, p)
 	h.start = append(h.start, h.rows()+p.Rows())
 	h.bytes += p.Bytes() - int64(p.NNZ())*int64(p.NonzeroBytes()) - int64(p.Rows())*sparsevec.RowBytes
@@ -66,9 +143,21 @@ func heldChunk(buffer int) int { return min(4096, max(64, buffer/8)) }
 // rows returns the number of rows held.
 func (h *heldRows) rows() int { return h.start[len(h.start)-1] }
 
+// heldHugeBytes is the size of a held copy from which done asks for huge
+// pages under it: a smaller copy's 4 KiB pages fit in the TLB (3,072
+// entries of the second level, 12 MiB, on the AMD EPYC measured), and
+// collapsing its pages would cost more than it saves.
+const heldHugeBytes = 16 << 20
+
 // done is called when h holds every row of the input: it sizes dec for
-// the longest, so that decoding a held row never allocates.
+// the longest, so that decoding a held row never allocates, and, when the
+// copy takes heldHugeBytes or more, asks for huge pages under the rows it
+// packed (sparsevec.AdviseHugePages), which the later passes read in a
+// random order.
 func (h *heldRows) done(dec *sparsevec.Vector) {
+	if h.bytes >= heldHugeBytes {
+		sparsevec.AdviseHugePages(h.own)
+	}
 	if cap(dec.Idx) < h.maxRow || cap(dec.Val) < h.maxRow {
 		dec.Idx, dec.Val = make([]uint32, h.maxRow), make([]float32, h.maxRow)
 	}
@@ -110,10 +199,11 @@ func (s *streamSource) replayRow() {
 // compaction, the same offset, and the capacity append would grow the
 // arena to.
 func (s *streamSource) place(n int, label float32, seg, pos int) {
-	if s.alen+n > s.acap && 3*(s.alen-s.live) >= s.acap {
+	if s.alen+n > s.acap && 3*(s.alen-s.live) >= s.acap || s.orderFull() {
 		s.compact()
 	}
-	s.push(entry{off: s.alen, n: n, label: label, seg: int32(seg), id: s.next, pos: pos})
+	e := s.push()
+	e.off, e.n, e.label, e.seg, e.id, e.pos = s.alen, int32(n), label, int32(seg), s.next, pos
 	s.alen += n
 	if s.alen > s.acap {
 		s.acap = arenaGrow(s.acap, s.alen)
@@ -127,11 +217,12 @@ func (s *streamSource) place(n int, label float32, seg, pos int) {
 func (s *streamSource) dropHeld() {
 	h := s.held
 	s.held = nil
+	h.release()
 	s.idx, s.val = make([]uint32, s.alen, s.acap), make([]float32, s.alen, s.acap)
 	for _, e := range s.pending {
-		x := h.segs[e.seg].RowAt(e.pos, e.n, &s.dec)
-		copy(s.idx[e.off:e.off+e.n], x.Idx)
-		copy(s.val[e.off:e.off+e.n], x.Val)
+		x := h.segs[e.seg].RowAt(e.pos, int(e.n), &s.dec)
+		copy(s.idx[e.off:], x.Idx)
+		copy(s.val[e.off:], x.Val)
 	}
 	s.dec = sparsevec.Vector{}
 }
@@ -186,13 +277,13 @@ func (t *task) stepsStream(cfg Config, p *polytope, src *checkedSource, n int64)
 			return fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
 		}
 		if s.held != nil && s.direct {
-			if x, ok := s.held.segs[e.seg].CodedAt(e.pos, e.n); ok {
+			if x := &s.row; s.held.segs[e.seg].CodedInto(x, e.pos, int(e.n)) {
 				if k := len(x.Idx); k > 0 {
 					if err := t.fit(&cfg, p, uint32(x.Idx[k-1])); err != nil {
 						return fmt.Errorf("%s: step %d: %w", t.name, p.t+1, err)
 					}
 				}
-				p.stepCoded(&x, e.label == t.outer, e.id)
+				p.stepCoded(x, e.label == t.outer, e.id)
 				continue
 			}
 		}

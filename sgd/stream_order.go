@@ -1,6 +1,9 @@
 package sgd
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // The streamSource's shuffle buffer keeps, besides its pending rows, the
 // order of the rows in its arena: compact lays the pending rows out at the
@@ -8,29 +11,56 @@ import "slices"
 // pending, which is their order by offset. Walking the arena order gives
 // that order in time linear in the rows, without sorting.
 
-// push adds e, a row just copied to the end of the arena, to the pending
-// rows.
-func (s *streamSource) push(e entry) {
+// maxBuffer is the most rows a shuffle buffer holds: the order keeps
+// indices into pending as int32.
+const maxBuffer = math.MaxInt32
+
+// maxOrder is the most rows the arena order holds: an entry's slot is an
+// int32. Rows of no nonzeros do not fill the arena, so that, many in a
+// row, they could otherwise grow the order past it without a compaction;
+// orderFull makes the row's caller compact then. The tests lower it.
+var maxOrder = math.MaxInt32
+
+// orderFull reports whether the arena order is full (maxOrder): the row
+// about to be pushed needs a compaction first.
+func (s *streamSource) orderFull() bool {
+	return len(s.pending) > 0 && len(s.order) >= maxOrder
+}
+
+// push adds a row just copied to the end of the arena to the pending rows
+// and returns its entry, zero but for its slot, for the caller to fill in
+// place (an entry built on the stack and copied in would be stored field
+// by field and loaded back in wider words, which store forwarding does
+// not serve).
+func (s *streamSource) push() *entry {
 	if len(s.pending) == 0 {
 		s.order = s.order[:0] // every row of the arena was taken
 	}
-	s.order = append(s.order, int32(len(s.pending)))
-	s.slotOf = append(s.slotOf, int32(len(s.order)-1))
-	s.pending = append(s.pending, e)
+	n := len(s.pending)
+	if n < cap(s.pending) {
+		s.pending = s.pending[:n+1]
+	} else {
+		s.pending = append(s.pending, entry{})
+	}
+	e := &s.pending[n]
+	*e = entry{slot: int32(len(s.order))}
+	s.order = append(s.order, int32(n))
+	return e
 }
 
 // take removes pending row k, moving the last pending row into its place,
-// and returns it.
-func (s *streamSource) take(k int) entry {
-	e := s.pending[k]
+// and returns it in s.taken.
+func (s *streamSource) take(k int) *entry {
+	e := &s.taken
+	*e = s.pending[k]
 	last := len(s.pending) - 1
-	s.order[s.slotOf[k]] = -1
+	s.order[e.slot] = -1
 	if k != last {
-		s.pending[k] = s.pending[last]
-		s.slotOf[k] = s.slotOf[last]
-		s.order[s.slotOf[k]] = int32(k)
+		m := &s.pending[last]
+		s.order[m.slot] = int32(k)
+		s.pending[k] = *m
 	}
-	s.pending, s.slotOf = s.pending[:last], s.slotOf[:last]
+	s.pending = s.pending[:last]
 	return e
 }
 
@@ -56,14 +86,16 @@ func (s *streamSource) compact() {
 		slices.SortFunc(next, func(a, b entry) int { return a.off - b.off })
 	}
 	w := 0
+	s.order = s.order[:0]
 	for i := range next {
 		e := &next[i]
 		if s.held == nil {
-			copy(s.idx[w:], s.idx[e.off:e.off+e.n])
-			copy(s.val[w:], s.val[e.off:e.off+e.n])
+			copy(s.idx[w:], s.idx[e.off:e.off+int(e.n)])
+			copy(s.val[w:], s.val[e.off:e.off+int(e.n)])
 		}
-		e.off = w
-		w += e.n
+		e.off, e.slot = w, int32(i)
+		w += int(e.n)
+		s.order = append(s.order, int32(i))
 	}
 	if s.held == nil {
 		s.idx, s.val = s.idx[:w], s.val[:w]
@@ -71,9 +103,4 @@ func (s *streamSource) compact() {
 		s.alen = w
 	}
 	s.spare, s.pending = s.pending[:0], next
-	s.order, s.slotOf = s.order[:0], s.slotOf[:0]
-	for i := range s.pending {
-		s.order = append(s.order, int32(i))
-		s.slotOf = append(s.slotOf, int32(i))
-	}
 }

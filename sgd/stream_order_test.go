@@ -30,14 +30,14 @@ func (s *sortedStream) fill() {
 			w := 0
 			for i := range s.pending {
 				e := &s.pending[i]
-				copy(s.idx[w:], s.idx[e.off:e.off+e.n])
-				copy(s.val[w:], s.val[e.off:e.off+e.n])
+				copy(s.idx[w:], s.idx[e.off:e.off+int(e.n)])
+				copy(s.val[w:], s.val[e.off:e.off+int(e.n)])
 				e.off = w
-				w += e.n
+				w += int(e.n)
 			}
 			s.idx, s.val = s.idx[:w], s.val[:w]
 		}
-		s.pending = append(s.pending, entry{off: len(s.idx), n: len(x.Idx), id: s.next})
+		s.pending = append(s.pending, entry{off: len(s.idx), n: int32(len(x.Idx)), id: s.next})
 		s.idx = append(s.idx, x.Idx...)
 		s.val = append(s.val, x.Val...)
 		s.live += len(x.Idx)
@@ -58,7 +58,7 @@ func (s *sortedStream) draw() int {
 	e := s.pending[k]
 	s.pending[k] = s.pending[len(s.pending)-1]
 	s.pending = s.pending[:len(s.pending)-1]
-	s.live -= e.n
+	s.live -= int(e.n)
 	s.pick = -1
 	if n := len(s.pending); n > 0 {
 		s.pick = randIndex(s.rng, n)

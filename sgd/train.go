@@ -656,7 +656,8 @@ func (f OpenFunc) Leave(int) {}
 // Classes must be given as [outer, inner]; a row with any other label is an
 // error. Polytope 0 is the outer one, 1 the inner one of a double-sided CPM;
 // the Input may give both the same pass (package input/shared), so that the input
-// is read once per pass for both; they train together whatever cfg.Workers.
+// is read once per pass for both; they train together whatever cfg.Workers,
+// and their sources hold one copy of the rows between them (heldShare).
 // cfg.Init may warm-start it; checkpoints
 // (cfg.Checkpoint) need in-memory data and are refused.
 func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes [2]float32) (*model.Model, *Report, error) {
@@ -675,6 +676,7 @@ func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes 
 		return nil, nil, err
 	}
 	maxD := maxRows(cfg, sides(cfg))
+	share := &heldShare{} // the polytopes' sources hold one copy of the rows
 	mk := func(name string, outer float32, i int) task {
 		open := func() (Blocks, error) { return in.Open(i) }
 		return task{name: name, outer: outer, d: 1, maxD: maxD, tasks: sides(cfg), leave: func() { in.Leave(i) }, source: func() (source, error) {
@@ -683,6 +685,9 @@ func TrainStream(ctx context.Context, cfg Config, in Input, buffer int, classes 
 				return nil, err
 			}
 			s.leave, s.packing = func() { in.Leave(i) }, cfg.Compact.Packing()
+			if s.held != nil {
+				share.join(s.held)
+			}
 			return &checkedSource{streamSource: s, classes: classes}, nil
 		}}
 	}

@@ -155,10 +155,15 @@ func (p *Packed) PrefetchRow(r int) {
 }
 
 // PrefetchAt is PrefetchRow of the row whose nonzeros are lo:lo+k (Start
-// and RowNNZ), without reading the row offsets; a no-op when they are not
-// in range.
+// and RowNNZ), without reading the row offsets (nor the last, NNZ: the
+// range is checked against the index array's length); a no-op when they
+// are not in range.
 func (p *Packed) PrefetchAt(lo, k int) {
-	if k <= 0 || lo < 0 || lo+k > p.NNZ() {
+	nnz := len(p.idx16)
+	if p.wide {
+		nnz = len(p.idx32)
+	}
+	if k <= 0 || lo < 0 || k > nnz-lo {
 		return
 	}
 	n := uintptr(k)

@@ -25,3 +25,20 @@ func (p *Packed) NonzeroBytes() int {
 // RowBytes is the bytes Bytes counts per row besides its nonzeros: the
 // label and the row offset.
 const RowBytes = 4 + 8
+
+// CodedInto is CodedAt into *x: it sets x to the row of nonzeros lo:lo+n
+// in its stored encoding and returns true when p stores 2-byte indices and
+// value codes, and leaves x alone and returns false otherwise. Setting the
+// fields in place spares a caller that keeps the row in memory (to pass it
+// by pointer) the copy of a CodedRow built on the stack. It panics if
+// lo:lo+n is out of range.
+func (p *Packed) CodedInto(x *CodedRow, lo, n int) bool {
+	if p.wide || p.dict == nil {
+		return false
+	}
+	hi := lo + n
+	x.Idx = p.idx16[lo:hi:hi]
+	x.Codes = p.codes[lo:hi:hi]
+	x.Dict = p.dict
+	return true
+}

@@ -1,6 +1,7 @@
 package sparsevec
 
 import (
+	"math"
 	"reflect"
 	"testing"
 )
@@ -78,5 +79,40 @@ func TestMatrixPrefetchIsHarmless(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(100, func() { big.Prefetch(x) }); a != 0 {
 		t.Fatalf("Prefetch allocates %v", a)
+	}
+}
+
+// PrefetchElem is a hint: harmless at every index, in range or not, and on
+// an empty slice; it does not allocate.
+func TestPrefetchElemIsHarmless(t *testing.T) {
+	type rec struct {
+		a, b int64
+		c    [3]int32
+	}
+	s := make([]rec, 5)
+	for _, i := range []int{-1, 0, 4, 5, math.MaxInt} {
+		PrefetchElem(s, i)
+	}
+	PrefetchElem([]rec(nil), 0)
+	if a := testing.AllocsPerRun(100, func() { PrefetchElem(s, 3) }); a != 0 {
+		t.Fatalf("PrefetchElem allocates %v", a)
+	}
+}
+
+// PrefetchAt is a hint: harmless for every range, in or out of the
+// nonzeros, in every packing, and on an empty Packed.
+func TestPrefetchAtIsHarmless(t *testing.T) {
+	var m CSR
+	m.Append(1, Vector{Idx: []uint32{1, 70000}, Val: []float32{0.5, 2}})
+	m.Append(-1, Vector{})
+	m.Append(1, Vector{Idx: []uint32{3}, Val: []float32{4}})
+	for _, mode := range []Packing{0, PackNarrow, PackCodes, PackCompact} {
+		for _, p := range []*Packed{Pack(&m, nil, mode), Pack(&m, []int32{2}, mode), Pack(&CSR{}, nil, mode)} {
+			for _, lo := range []int{-1, 0, 1, 2, 3, math.MaxInt} {
+				for _, k := range []int{-1, 0, 1, 2, 3, 4} {
+					p.PrefetchAt(lo, k)
+				}
+			}
+		}
 	}
 }
