@@ -464,17 +464,3 @@ func TestPackerMapEntries(t *testing.T) {
 		}
 	}
 }
-
-// PrefetchIndexed accepts indices past its table and empty inputs, and does
-// not allocate.
-func TestPrefetchIndexed(t *testing.T) {
-	table := make([]float64, 100)
-	idx := []uint32{0, 99, 100, 1 << 31}
-	if n := testing.AllocsPerRun(100, func() {
-		PrefetchIndexed(table, idx)
-		PrefetchIndexed(table, nil)
-		PrefetchIndexed([]float64(nil), idx)
-	}); n != 0 {
-		t.Fatalf("%v allocations", n)
-	}
-}
