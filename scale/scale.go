@@ -266,12 +266,16 @@ func countFunc[T any](s []T, f func(*T) bool) int {
 // feature position (st.feat, st.at).
 func (st *stats) sumValues(blocks iter.Seq[*sparsevec.CSR]) {
 	st.acc = make([]featStats, len(st.feat))
+	m := st.maxAbs
 	for b := range blocks {
 		idx, val := entries(b)
 		for i, j := range idx {
-			st.add(&st.acc[st.pos(j)], float64(val[i]))
+			v := float64(val[i])
+			add(&st.acc[st.pos(j)], v)
+			m = max(m, math.Abs(v))
 		}
 	}
+	st.maxAbs = m
 }
 
 // addRows adds the entries of b to dense, indexed by feature, row by
@@ -279,7 +283,7 @@ func (st *stats) sumValues(blocks iter.Seq[*sparsevec.CSR]) {
 // lines of the row after next are loaded while a row is added.
 func (st *stats) addRows(dense []featStats, b *sparsevec.CSR) {
 	const ahead = 2
-	n := b.Rows()
+	n, m := b.Rows(), st.maxAbs
 	for r := range min(ahead, n) {
 		sparsevec.PrefetchIndexed(dense, b.Idx[b.Ptr[r]:b.Ptr[r+1]])
 	}
@@ -290,13 +294,18 @@ func (st *stats) addRows(dense []featStats, b *sparsevec.CSR) {
 		lo, hi := b.Ptr[r], b.Ptr[r+1]
 		idx, val := b.Idx[lo:hi], b.Val[lo:hi]
 		for i, j := range idx {
-			st.add(&dense[j], float64(val[i]))
+			v := float64(val[i])
+			add(&dense[j], v)
+			m = max(m, math.Abs(v))
 		}
 	}
+	st.maxAbs = m
 }
 
-// add counts the value v of a feature whose sums are a.
-func (st *stats) add(a *featStats, v float64) {
+// add counts the value v of a feature whose sums are a. (The largest |v|
+// is the callers', kept in a local: a field of st would chain every entry
+// through memory.)
+func add(a *featStats, v float64) {
 	if a.count == 0 || v < a.lo {
 		a.lo = v
 	}
@@ -305,7 +314,6 @@ func (st *stats) add(a *featStats, v float64) {
 	}
 	a.sum += v
 	a.count++
-	st.maxAbs = max(st.maxAbs, math.Abs(v))
 }
 
 // pos returns the position of stored feature j.

@@ -84,22 +84,17 @@ func (b *Packer) Blocks() iter.Seq[*CSR] {
 // Map replaces the rows appended to b, block by block, with f of them
 // (packed again; f's result is not kept): a row map such as a scaling
 // applied without holding the rows as one CSR. f may return its argument
-// or a new CSR with the same number of rows. After every 1/16 of the
-// rows the memory of the replaced blocks is handed back to the operating
-// system (debug.FreeOSMemory), so that the process holds about one copy
-// of the rows plus 1/16.
+// or a new CSR with the same number of rows. The memory of the replaced
+// blocks is handed back to the operating system as they go (releaser), so
+// that the process holds about one copy of the rows plus 1/16.
 func (b *Packer) Map(f func(*CSR) *CSR) {
-	step := b.nnz/shuffleGroups + 1
-	moved := 0
+	rel := newReleaser(b.nnz)
 	b.nnz, b.dim = 0, 0
 	for i, s := range b.segs {
 		b.segs[i] = Pack(f(b.unpack(s)), nil, b.mode)
 		b.nnz += b.segs[i].NNZ()
 		b.dim = max(b.dim, b.segs[i].dim)
-		if moved += s.NNZ(); moved >= step {
-			moved = 0
-			debug.FreeOSMemory()
-		}
+		rel.freed(s.NNZ())
 	}
 	b.buf = CSR{} // sized for the blocks before f
 }
@@ -114,8 +109,7 @@ func (b *Packer) Map(f func(*CSR) *CSR) {
 // encoding of b's Packing (then it is packed again); other blocks are
 // decoded, rewritten and packed again, as Map does.
 func (b *Packer) MapEntries(f func(idx []uint32, val []float32) int) {
-	step := b.nnz/shuffleGroups + 1
-	moved := 0
+	rel := newReleaser(b.nnz)
 	b.nnz, b.dim = 0, 0
 	for i, s := range b.segs {
 		inPlace := s.wide && s.dict == nil
@@ -128,10 +122,7 @@ func (b *Packer) MapEntries(f func(idx []uint32, val []float32) int) {
 				rewriteRows(m, f)
 			}
 			b.segs[i] = Pack(m, nil, b.mode)
-			if moved += s.NNZ(); moved >= step {
-				moved = 0
-				debug.FreeOSMemory()
-			}
+			rel.freed(s.NNZ())
 		}
 		b.nnz += b.segs[i].NNZ()
 		b.dim = max(b.dim, b.segs[i].dim)
@@ -314,9 +305,9 @@ func (g *shuffleGroup) room(out *Packed, k int, spare *[]*shuffleChunk) (*shuffl
 // result's encoding, else new ones), each block dropped once its rows have
 // moved; then group by group to their result positions, each group
 // dropped once laid out.
-// After every 1/16 of the rows the freed memory is handed back to the
-// operating system (debug.FreeOSMemory), so the process holds about one
-// copy of the rows plus 1/16 at any time, where a direct permutation
+// After every 1/16 of the rows (releaser) the freed memory is handed back
+// to the operating system (debug.FreeOSMemory), so the process holds about
+// one copy of the rows plus 1/16 at any time, where a direct permutation
 // would hold two copies. The result's arrays are allocated first and
 // written in order, so their pages become resident only as they fill.
 func (b *Packer) Shuffle(perm []int32) *Packed {
@@ -354,6 +345,7 @@ func (b *Packer) Shuffle(perm []int32) *Packed {
 	debug.FreeOSMemory() // what the caller freed before (a reader's buffers)
 	b.scatter(out, inv, groupOf, groups, at)
 	inv = nil
+	rel := newReleaser(out.NNZ())
 	for g := range groups {
 		for i := bound[g]; i < bound[g+1]; i++ {
 			lo, hi := out.ptr[i], out.ptr[i+1]
@@ -372,9 +364,44 @@ func (b *Packer) Shuffle(perm []int32) *Packed {
 			}
 		}
 		groups[g] = nil
+		rel.freed(out.ptr[bound[g+1]] - out.ptr[bound[g]])
+	}
+	rel.flush()
+	return out
+}
+
+// releaseMinNNZ is the fewest nonzeros freed between two hand-backs of a
+// releaser: each is a full collection, which costs more than holding a
+// few megabytes a little longer.
+const releaseMinNNZ = 1 << 20
+
+// releaser hands the memory of rows moved out of their arrays back to the
+// operating system (debug.FreeOSMemory) after every 1/shuffleGroups of a
+// data set's nonzeros, and at least releaseMinNNZ, so that a process that
+// moves the rows from one copy to another holds about one copy plus
+// 1/shuffleGroups at any time.
+type releaser struct{ step, moved int }
+
+// newReleaser returns a releaser for a data set of nnz nonzeros.
+func newReleaser(nnz int) releaser {
+	return releaser{step: max(nnz/shuffleGroups+1, releaseMinNNZ)}
+}
+
+// flush hands back the memory freed since the last hand-back, if any.
+func (r *releaser) flush() {
+	if r.moved > 0 {
+		r.moved = 0
 		debug.FreeOSMemory()
 	}
-	return out
+}
+
+// freed counts n nonzeros freed and hands the memory back when a step's
+// worth has been.
+func (r *releaser) freed(n int) {
+	if r.moved += n; r.moved >= r.step {
+		r.moved = 0
+		debug.FreeOSMemory()
+	}
 }
 
 // layout returns the empty result of Shuffle: the encoding common to b's
@@ -434,8 +461,7 @@ func (b *Packer) scatter(out *Packed, inv []int32, groupOf func(int) int, groups
 	if out.dict != nil {
 		d.addAll(out.dict[:out.ncodes])
 	}
-	step := b.nnz/len(groups) + 1
-	moved, g := 0, 0
+	rel, g := newReleaser(b.nnz), 0
 	var spare []*shuffleChunk // emptied blocks' arrays, for the groups
 	for si, s := range b.segs {
 		if out.dict != nil {
@@ -474,10 +500,7 @@ func (b *Packer) scatter(out *Packed, inv []int32, groupOf func(int) int, groups
 			spare = append(spare, c)
 		}
 		b.segs[si] = nil
-		if moved += s.NNZ(); moved >= step {
-			moved = 0
-			debug.FreeOSMemory()
-		}
+		rel.freed(s.NNZ())
 	}
 	*b = Packer{mode: b.mode}
 }

@@ -61,14 +61,19 @@ func (m *Matrix) Prefetch(x Vector) {
 	prefetchRows(unsafe.Pointer(&m.Data[0]), d, m.Stride*4, x.Idx)
 }
 
+// prefetchTableBytes is the size of a table below which PrefetchIndexed
+// does nothing: the caches hold it.
+const prefetchTableBytes = 1 << 20
+
 // PrefetchIndexed asks the CPU to start loading table[j] (the 64-byte line
 // that holds its first byte) for every j in idx below len(table): for a
 // loop over a row's entries that reads a large per-feature table at
 // random, the next row's lines can load while the current row is
-// processed. It is a hint with no visible effect, does not allocate, and
-// is a no-op without the assembly path.
+// processed. It does nothing for a table under 1 MiB, which the caches
+// hold. It is a hint with no visible effect, does not allocate, and is a
+// no-op without the assembly path.
 func PrefetchIndexed[T any](table []T, idx []uint32) {
-	if len(table) == 0 || len(idx) == 0 {
+	if len(idx) == 0 || uintptr(len(table))*unsafe.Sizeof(table[0]) < prefetchTableBytes {
 		return
 	}
 	prefetchRows(unsafe.Pointer(&table[0]), len(table), int(unsafe.Sizeof(table[0])), idx)

@@ -120,10 +120,11 @@ func TestPrefetchAtIsHarmless(t *testing.T) {
 // PrefetchIndexed accepts indices past its table and empty inputs, and does
 // not allocate.
 func TestPrefetchIndexed(t *testing.T) {
-	table := make([]float64, 100)
-	idx := []uint32{0, 99, 100, 1 << 31}
+	table := make([]float64, 1<<18) // 2 MiB: past the size it skips
+	idx := []uint32{0, 1<<18 - 1, 1 << 18, 1 << 31}
 	if n := testing.AllocsPerRun(100, func() {
 		PrefetchIndexed(table, idx)
+		PrefetchIndexed(table[:100], idx)
 		PrefetchIndexed(table, nil)
 		PrefetchIndexed([]float64(nil), idx)
 	}); n != 0 {
