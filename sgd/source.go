@@ -129,7 +129,7 @@ func (s *memorySource) prefetchWeights(w *sparsevec.Matrix) {
 // call of the step's chain.
 func (s *memorySource) nextCoded() (*sparsevec.CodedRow, float32, int) {
 	r, id := s.advance()
-	s.row, _ = s.data.CodedRow(r)
+	s.data.CodedInto(&s.row, s.data.Start(r), s.data.RowNNZ(r))
 	return &s.row, s.data.Label(r), id
 }
 
