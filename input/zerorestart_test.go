@@ -2,17 +2,15 @@ package input
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/polyhedral/cpm/internal/testfiles"
 	"github.com/polyhedral/cpm/reader"
 	"github.com/polyhedral/cpm/reader/rowcache"
 	"github.com/polyhedral/cpm/sparsevec"
@@ -37,36 +35,6 @@ func zeroText(n int, seed uint64, zeroAt int) []byte {
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
-}
-
-// writeCompressed writes text to path, plain, gzip or zstd by its
-// extension, with Go's encoders: no zero-based note, as another tool
-// writes it.
-func writeCompressed(t *testing.T, path string, text []byte) {
-	t.Helper()
-	var buf bytes.Buffer
-	switch filepath.Ext(path) {
-	case ".gz":
-		w := gzip.NewWriter(&buf)
-		w.Write(text)
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	case ".zst":
-		w, err := zstd.NewWriter(&buf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(text)
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	default:
-		buf.Write(text)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // readPasses is a run of Run: it reads passes passes of in (each to its
@@ -122,7 +90,7 @@ func TestRunZeroBased(t *testing.T) {
 				t.Run(c.name+ext+"/cache="+cache, func(t *testing.T) {
 					dir, tmp := t.TempDir(), t.TempDir()
 					path := filepath.Join(dir, "d"+ext)
-					writeCompressed(t, path, zeroText(1600, 7, c.zeroAt))
+					testfiles.WriteNoNote(t, path, zeroText(1600, 7, c.zeroAt))
 					want, err := reader.Load(path)
 					if err != nil {
 						t.Fatal(err)
@@ -145,7 +113,7 @@ func TestRunZeroBased(t *testing.T) {
 					case c.zeroAt > 0 && (len(restarts) != 1 || restarts[0] != ZeroRestart{Path: path, Line: c.zeroAt}):
 						t.Errorf("restarts %v, want one at %s:%d", restarts, path, c.zeroAt)
 					}
-					files := listFiles(t, dir)
+					files := testfiles.ListDir(t, dir)
 					if cache == "auto" {
 						if err := rowcache.Check(path+".cpmcache", path); err != nil {
 							t.Errorf("the cache does not match the source read with auto: %v", err)
@@ -160,7 +128,7 @@ func TestRunZeroBased(t *testing.T) {
 					if !slices.Equal(files, []string{"d" + ext}) {
 						t.Errorf("left in the data directory: %v", files)
 					}
-					if left := listFiles(t, tmp); len(left) > 0 {
+					if left := testfiles.ListDir(t, tmp); len(left) > 0 {
 						t.Errorf("left in the temporary directory: %v", left)
 					}
 				})
@@ -169,26 +137,12 @@ func TestRunZeroBased(t *testing.T) {
 	}
 }
 
-// listFiles returns the names in dir.
-func listFiles(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 // A run that ends within its first pass, before the index 0, restarts
 // after a scan (the line unknown); a 1-based file scanned so does not.
 func TestRunZeroBasedEarlyEnd(t *testing.T) {
 	for _, zeroAt := range []int{0, 1500} {
 		path := filepath.Join(t.TempDir(), "d.libsvm.zst")
-		writeCompressed(t, path, zeroText(1600, 3, zeroAt))
+		testfiles.WriteNoNote(t, path, zeroText(1600, 3, zeroAt))
 		want, err := reader.Load(path)
 		if err != nil {
 			t.Fatal(err)
@@ -234,7 +188,7 @@ func TestRunZeroBasedErrors(t *testing.T) {
 		{"1 1:1\n1 2:1\n-1 3:1\n1 0:1\n", []reader.Option{reader.WithZeroBased(reader.ZeroBasedNo)}, 0},
 	} {
 		path := filepath.Join(t.TempDir(), "d.libsvm")
-		writeCompressed(t, path, []byte(c.text))
+		testfiles.WriteNoNote(t, path, []byte(c.text))
 		in, err := Open(path, Config{BlockRows: 1}, c.opts...)
 		if err != nil {
 			t.Fatal(err)

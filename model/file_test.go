@@ -8,21 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// dirNames returns the names in dir.
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
-}
+	"github.com/polyhedral/cpm/internal/testfiles"
+)
 
 func TestSaveLoad(t *testing.T) {
 	dir := t.TempDir()
@@ -46,7 +34,7 @@ func TestSaveLoad(t *testing.T) {
 			t.Fatalf("%s: file differs from Write", name)
 		}
 	}
-	if names := dirNames(t, dir); len(names) != 1 || names[0] != "m.cpm" {
+	if names := testfiles.ListDir(t, dir); len(names) != 1 || names[0] != "m.cpm" {
 		t.Errorf("directory holds %v, want only m.cpm", names)
 	}
 	fi, err := os.Stat(path)
@@ -112,7 +100,7 @@ func TestSaveAtomic(t *testing.T) {
 			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), path) {
 				t.Fatalf("save = %v, want %v naming %s", err, tt.want, path)
 			}
-			if names := dirNames(t, dir); len(names) != 1 || names[0] != "m.cpm" {
+			if names := testfiles.ListDir(t, dir); len(names) != 1 || names[0] != "m.cpm" {
 				t.Errorf("directory holds %v, want only m.cpm", names)
 			}
 			now, err := os.ReadFile(path)

@@ -330,15 +330,13 @@ func TestFitWideIndex(t *testing.T) {
 	checkCSR(t, s.Apply(train), train.Labels, [][]entry{{{3, -1}, {1 << 24, 1}}, {{3, 1}, {1 << 24, -1}}})
 }
 
-// The one-pass AppendRow of a scaler that keeps zeros zero gives the rows
-// of the merge with the (empty) fill list, found by binary search: the
-// same entries, bit for bit, including dropped features, features past
-// the table and values that scale to 0.
-func TestAppendRowKeptZeroAsMerge(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 10))
+// spreadRows returns n rows, label 1, storing each of the features 1 to
+// 59 with probability 1/3, with values of every sign and of magnitudes up
+// to about a thousand.
+func spreadRows(rng *rand.Rand, n int) *sparsevec.CSR {
 	var rows [][]entry
 	var labels []float32
-	for range 200 {
+	for range n {
 		var row []entry
 		for j := uint32(1); j < 60; j++ {
 			if rng.IntN(3) == 0 {
@@ -347,7 +345,15 @@ func TestAppendRowKeptZeroAsMerge(t *testing.T) {
 		}
 		rows, labels = append(rows, row), append(labels, 1)
 	}
-	train := csrOf(labels, rows)
+	return csrOf(labels, rows)
+}
+
+// The one-pass AppendRow of a scaler that keeps zeros zero gives the rows
+// of the merge with the (empty) fill list, found by binary search: the
+// same entries, bit for bit, including dropped features, features past
+// the table and values that scale to 0.
+func TestAppendRowKeptZeroAsMerge(t *testing.T) {
+	train := spreadRows(rand.New(rand.NewPCG(9, 10)), 200)
 	for _, mode := range []Mode{MaxAbs, MinMax} {
 		s := mustFit(t, mode, train)
 		if len(s.fill) > 0 && mode == MaxAbs {
@@ -381,19 +387,7 @@ func TestAppendRowKeptZeroAsMerge(t *testing.T) {
 // dropped features, features past the table, -0, NaN and values that
 // scale to 0; a centred scaler refuses it.
 func TestScaleInPlaceAsAppendRow(t *testing.T) {
-	rng := rand.New(rand.NewPCG(15, 16))
-	var rows [][]entry
-	var labels []float32
-	for range 100 {
-		var row []entry
-		for j := uint32(1); j < 60; j++ {
-			if rng.IntN(3) == 0 {
-				row = append(row, entry{j, float32(rng.NormFloat64()) * float32(1+rng.IntN(1000))})
-			}
-		}
-		rows, labels = append(rows, row), append(labels, 1)
-	}
-	train := csrOf(labels, rows)
+	train := spreadRows(rand.New(rand.NewPCG(15, 16)), 100)
 	s := mustFit(t, MaxAbs, train)
 	noDiv, search := *s, *s
 	noDiv.divAt = nil

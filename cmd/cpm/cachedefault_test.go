@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/polyhedral/cpm/internal/testfiles"
 )
 
 // copyHeart copies heart_scale into dir/name and returns its path.
@@ -33,7 +35,7 @@ func TestStreamDefaultCache(t *testing.T) {
 		t.Fatalf("first run: %q, want a note that the cache is written", errs)
 	}
 	built := readBytes(t, m)
-	if got, want := listDir(t, dir), []string{"d.libsvm", "d.libsvm.cpmcache", "m"}; !slices.Equal(got, want) {
+	if got, want := testfiles.ListDir(t, dir), []string{"d.libsvm", "d.libsvm.cpmcache", "m"}; !slices.Equal(got, want) {
 		t.Fatalf("after the first run %s holds %q, want %q", dir, got, want)
 	}
 	_, _, errs = cpm(t, args...)
@@ -48,13 +50,13 @@ func TestStreamDefaultCache(t *testing.T) {
 	if strings.Contains(errs, "cache") {
 		t.Fatalf("--cache none: %q, want no cache", errs)
 	}
-	if got, want := listDir(t, dir), []string{"d.libsvm", "m"}; !slices.Equal(got, want) {
+	if got, want := testfiles.ListDir(t, dir), []string{"d.libsvm", "m"}; !slices.Equal(got, want) {
 		t.Fatalf("after --cache none %s holds %q, want %q", dir, got, want)
 	}
 	if plain := readBytes(t, m); !bytes.Equal(plain, built) || !bytes.Equal(plain, reused) {
 		t.Fatal("the model depends on the default cache")
 	}
-	if names := listDir(t, os.Getenv("TMPDIR")); len(names) > 0 {
+	if names := testfiles.ListDir(t, os.Getenv("TMPDIR")); len(names) > 0 {
 		t.Fatalf("temporary files left: %q", names)
 	}
 }
@@ -70,14 +72,14 @@ func TestDefaultCacheNotForOnePass(t *testing.T) {
 		{"-i", "3000"},            // in memory
 	} {
 		mustRun(t, append([]string{"train", "-q", "-t", src, "-k", "3", "-o", m}, args...)...)
-		if got, want := listDir(t, dir), []string{"d.libsvm", "m"}; !slices.Equal(got, want) {
+		if got, want := testfiles.ListDir(t, dir), []string{"d.libsvm", "m"}; !slices.Equal(got, want) {
 			t.Fatalf("train %q: %s holds %q, want %q", args, dir, got, want)
 		}
 	}
 	cache := filepath.Join(dir, "c.cpmcache")
 	mustRun(t, "convert", src, "-o", cache)
 	mustRun(t, "train", "-q", "--stream", "-t", cache, "-k", "3", "-i", "3000", "-o", m)
-	if got, want := listDir(t, dir), []string{"c.cpmcache", "d.libsvm", "m"}; !slices.Equal(got, want) {
+	if got, want := testfiles.ListDir(t, dir), []string{"c.cpmcache", "d.libsvm", "m"}; !slices.Equal(got, want) {
 		t.Fatalf("streamed from a cache: %s holds %q, want %q", dir, got, want)
 	}
 }
@@ -108,17 +110,17 @@ func TestDefaultCacheFallsBackToTemp(t *testing.T) {
 		if !strings.Contains(errs, "from the cache") && !strings.Contains(errs, "cache writing") {
 			t.Fatalf("-t %s: %q, want the cache built", train, errs)
 		}
-		if names := listDir(t, tmp); len(names) > 0 {
+		if names := testfiles.ListDir(t, tmp); len(names) > 0 {
 			t.Fatalf("-t %s: temporary files left: %q", train, names)
 		}
 	}
 	if b := readBytes(t, src+".cpmcache"); !bytes.Equal(b, notCache) {
 		t.Fatal("the default cache replaced a file that is not a cache")
 	}
-	if got, want := listDir(t, dir), []string{"d.libsvm", "d.libsvm.cpmcache"}; !slices.Equal(got, want) {
+	if got, want := testfiles.ListDir(t, dir), []string{"d.libsvm", "d.libsvm.cpmcache"}; !slices.Equal(got, want) {
 		t.Fatalf("%s holds %q, want %q", dir, got, want)
 	}
-	if got, want := listDir(t, parts), []string{"a.libsvm", "b.libsvm"}; !slices.Equal(got, want) {
+	if got, want := testfiles.ListDir(t, parts), []string{"a.libsvm", "b.libsvm"}; !slices.Equal(got, want) {
 		t.Fatalf("%s holds %q, want %q", parts, got, want)
 	}
 }
@@ -133,10 +135,10 @@ func TestDefaultCacheStdin(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "spill file") {
 		t.Fatalf("exit %d, %q; want a run through the spill file", r.code, r.stderr)
 	}
-	if names := listDir(t, tmp); len(names) > 0 {
+	if names := testfiles.ListDir(t, tmp); len(names) > 0 {
 		t.Fatalf("temporary files left: %q", names)
 	}
-	if got, want := listDir(t, dir), []string{"m"}; !slices.Equal(got, want) {
+	if got, want := testfiles.ListDir(t, dir), []string{"m"}; !slices.Equal(got, want) {
 		t.Fatalf("%s holds %q, want %q", dir, got, want)
 	}
 }

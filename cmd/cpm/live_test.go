@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/polyhedral/cpm/internal/testfiles"
 )
 
 // The liveness tests: every training mode, side and worker count finishes
@@ -283,7 +285,7 @@ func TestCancelAtRandomMoments(t *testing.T) {
 				code := run(ctx, args, &stdout, &stderr)
 				cancel()
 				t.Logf("exit %d", code)
-				left := listDir(t, out)
+				left := testfiles.ListDir(t, out)
 				switch code {
 				case exitInterrupted:
 					if len(left) > 0 {
@@ -314,25 +316,11 @@ func TestCancelAtRandomMoments(t *testing.T) {
 	}
 	// The caches of the cache modes are built, or not, under their names
 	// only.
-	for _, name := range listDir(t, d.dir) {
+	for _, name := range testfiles.ListDir(t, d.dir) {
 		if !slices.Contains([]string{"bin.libsvm", "multi.libsvm", "shards", "ref.model", "bin.cpmcache", "bin.libsvm.cpmcache"}, name) {
 			t.Errorf("left %s in the data directory", name)
 		}
 	}
-}
-
-// listDir returns the names of the entries of dir.
-func listDir(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
 }
 
 // treeOf lists the files under dir, relative to it.

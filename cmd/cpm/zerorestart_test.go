@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,37 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/polyhedral/cpm/internal/testfiles"
 )
-
-// writeNoNote writes text to path, plain, gzip or zstd by its extension,
-// with Go's encoders: no zero-based note, as another tool writes it.
-func writeNoNote(t *testing.T, path string, text []byte) {
-	t.Helper()
-	var buf bytes.Buffer
-	switch filepath.Ext(path) {
-	case ".gz":
-		w := gzip.NewWriter(&buf)
-		w.Write(text)
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	case ".zst":
-		w, err := zstd.NewWriter(&buf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(text)
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	default:
-		buf.Write(text)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // streamRun trains with --stream on data and returns the model's bytes
 // and stderr; the run must succeed.
@@ -77,7 +47,7 @@ func TestStreamZeroBasedNoNote(t *testing.T) {
 			text       []byte
 		}{{"zero", "yes", zero}, {"one", "no", one}} {
 			data := filepath.Join(dir, c.name+ext)
-			writeNoNote(t, data, c.text)
+			testfiles.WriteNoNote(t, data, c.text)
 			for _, cache := range []string{"none", "temp", ""} {
 				extra := []string{"--cache", cache}
 				if cache == "" {
@@ -100,7 +70,7 @@ func TestStreamZeroBasedNoNote(t *testing.T) {
 			}
 		}
 	}
-	if left := listDir(t, tmp); len(left) > 0 {
+	if left := testfiles.ListDir(t, tmp); len(left) > 0 {
 		t.Errorf("left in TMPDIR: %v", left)
 	}
 }
@@ -124,7 +94,7 @@ func TestStreamZeroBasedLate(t *testing.T) {
 	text = slices.Concat(text[:last], label, []byte(" 0:1 "), rest)
 	lines := bytes.Count(text, []byte("\n"))
 	data := filepath.Join(dir, "late.libsvm.zst")
-	writeNoNote(t, data, text)
+	testfiles.WriteNoNote(t, data, text)
 
 	cache := filepath.Join(dir, "late.cpmcache")
 	for _, extra := range [][]string{
@@ -160,7 +130,7 @@ func TestStreamZeroBasedLate(t *testing.T) {
 			}
 			os.Remove(filepath.Join(dir, "again.model"))
 		}
-		if files := listDir(t, dir); !slices.Equal(files, wantFiles) {
+		if files := testfiles.ListDir(t, dir); !slices.Equal(files, wantFiles) {
 			t.Errorf("%v: directory holds %v, want %v", extra, files, wantFiles)
 		}
 		for _, f := range []string{logYes, logGot, cache} {
@@ -174,10 +144,10 @@ func TestStreamZeroBasedLate(t *testing.T) {
 	if code != 3 || strings.Contains(errs, "restarting") {
 		t.Errorf("--zero-based no: exit %d, want 3; stderr:\n%s", code, errs)
 	}
-	if files := listDir(t, dir); !slices.Equal(files, []string{"got.model", "late.libsvm.zst", "want.model"}) {
+	if files := testfiles.ListDir(t, dir); !slices.Equal(files, []string{"got.model", "late.libsvm.zst", "want.model"}) {
 		t.Errorf("--zero-based no: directory holds %v", files)
 	}
-	if left := listDir(t, tmp); len(left) > 0 {
+	if left := testfiles.ListDir(t, tmp); len(left) > 0 {
 		t.Errorf("left in TMPDIR: %v", left)
 	}
 }
@@ -216,7 +186,7 @@ func TestStreamZeroBasedStdin(t *testing.T) {
 	if r.code != 3 || strings.Contains(r.stderr, "restarting") {
 		t.Errorf("exit %d, want 3; stderr:\n%s", r.code, r.stderr)
 	}
-	if files := listDir(t, dir); !slices.Equal(files, []string{"zero.libsvm"}) {
+	if files := testfiles.ListDir(t, dir); !slices.Equal(files, []string{"zero.libsvm"}) {
 		t.Errorf("left: %v", files)
 	}
 }
@@ -257,7 +227,7 @@ func TestScoreZeroBasedNoNote(t *testing.T) {
 			text       []byte
 		}{{"zero", "yes", zero}, {"late", "yes", late}, {"one", "no", one}} {
 			data := filepath.Join(dir, c.name+ext)
-			writeNoNote(t, data, c.text)
+			testfiles.WriteNoNote(t, data, c.text)
 			want, got := filepath.Join(dir, c.name+".want"), filepath.Join(dir, c.name+".got")
 			if code, out, errs := cpm(t, "predict", "-m", model, "-c", data, "-s", want, "--zero-based", c.mode); code != 0 {
 				t.Fatalf("%s: predict --zero-based %s: exit %d\n%s%s", data, c.mode, code, out, errs)
@@ -276,7 +246,7 @@ func TestScoreZeroBasedNoNote(t *testing.T) {
 			}
 		}
 		data := filepath.Join(dir, "bad"+ext)
-		writeNoNote(t, data, bad)
+		testfiles.WriteNoNote(t, data, bad)
 		scores := filepath.Join(dir, "bad.scores")
 		code, _, errs := cpm(t, "predict", "-m", model, "-c", data, "-s", scores)
 		if code != 3 || !strings.Contains(errs, "bad"+ext+":2:") {
@@ -286,7 +256,7 @@ func TestScoreZeroBasedNoNote(t *testing.T) {
 			t.Errorf("%s: a scores file was left: %v", data, err)
 		}
 	}
-	if left := listDir(t, dir); slices.ContainsFunc(left, func(n string) bool { return strings.Contains(n, ".tmp") || strings.HasPrefix(n, ".") }) {
+	if left := testfiles.ListDir(t, dir); slices.ContainsFunc(left, func(n string) bool { return strings.Contains(n, ".tmp") || strings.HasPrefix(n, ".") }) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }

@@ -13,26 +13,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
-)
 
-// dirNames lists dir, sorted.
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return names
-}
+	"github.com/polyhedral/cpm/internal/testfiles"
+)
 
 // noTemps fails the test if dir holds a temporary file of this package.
 func noTemps(t *testing.T, dir string) {
 	t.Helper()
-	for _, name := range dirNames(t, dir) {
+	for _, name := range testfiles.ListDir(t, dir) {
 		if _, _, ok := TempOwner(name); ok {
 			t.Errorf("temporary file %s left in %s", name, dir)
 		}
@@ -219,7 +207,7 @@ func TestRefused(t *testing.T) {
 			if tt.opts != nil {
 				opts = tt.opts(dir)
 			}
-			before := dirNames(t, dir)
+			before := testfiles.ListDir(t, dir)
 			for _, f := range []struct {
 				name string
 				call func() error
@@ -239,7 +227,7 @@ func TestRefused(t *testing.T) {
 					t.Errorf("%s(%q) = %v, want an error naming the path wrapping %v", f.name, dst, err, tt.want)
 				}
 			}
-			if after := dirNames(t, dir); !slices.Equal(before, after) {
+			if after := testfiles.ListDir(t, dir); !slices.Equal(before, after) {
 				t.Errorf("directory changed from %v to %v", before, after)
 			}
 		})
@@ -328,7 +316,7 @@ func TestWriteFailure(t *testing.T) {
 			if b, err := os.ReadFile(path); err != nil || string(b) != "old" {
 				t.Errorf("old content became %q (%v)", b, err)
 			}
-			if names := dirNames(t, dir); !slices.Equal(names, []string{"out"}) {
+			if names := testfiles.ListDir(t, dir); !slices.Equal(names, []string{"out"}) {
 				t.Errorf("directory holds %v, want [out]", names)
 			}
 		})
@@ -353,7 +341,7 @@ func TestStdout(t *testing.T) {
 	if buf.String() != "to stdout" {
 		t.Errorf("stdout got %q", buf.String())
 	}
-	if names := dirNames(t, dir); len(names) != 0 {
+	if names := testfiles.ListDir(t, dir); len(names) != 0 {
 		t.Errorf("directory holds %v", names)
 	}
 	if err := WriteFile("-", writeBytes([]byte("a file"))); err != nil {
@@ -431,7 +419,7 @@ func TestConcurrentWriters(t *testing.T) {
 		if !slices.ContainsFunc(contents, func(c []byte) bool { return bytes.Equal(c, got) }) {
 			t.Fatalf("round %d: %d bytes that no writer wrote", round, len(got))
 		}
-		if names := dirNames(t, dir); !slices.Equal(names, []string{"out"}) {
+		if names := testfiles.ListDir(t, dir); !slices.Equal(names, []string{"out"}) {
 			t.Fatalf("round %d: directory holds %v", round, names)
 		}
 	}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/polyhedral/cpm/internal/testfiles"
 )
 
 // TestStraightThrough checks that a FIFO and a character device are
@@ -92,7 +94,7 @@ func TestStraightThrough(t *testing.T) {
 			if after.Mode() != before.Mode() || !os.SameFile(before, after) {
 				t.Errorf("%s was %v, is now %v (same file %v)", path, before.Mode(), after.Mode(), os.SameFile(before, after))
 			}
-			if names := dirNames(t, dir); !slices.Equal(names, []string{"out"}) {
+			if names := testfiles.ListDir(t, dir); !slices.Equal(names, []string{"out"}) {
 				t.Errorf("directory holds %v", names)
 			}
 		})
@@ -167,7 +169,7 @@ func TestStaleTemporaries(t *testing.T) {
 	if err := Check(filepath.Join(dir, "out")); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(dirNames(t, dir)); n != len(stale)+len(kept) {
+	if n := len(testfiles.ListDir(t, dir)); n != len(stale)+len(kept) {
 		t.Fatalf("Check removed files: %d left", n)
 	}
 	if err := WriteFile(filepath.Join(dir, "out"), writeBytes([]byte("new"))); err != nil {
@@ -175,7 +177,7 @@ func TestStaleTemporaries(t *testing.T) {
 	}
 	want := append(slices.Clone(kept), "out")
 	slices.Sort(want)
-	if got := dirNames(t, dir); !slices.Equal(got, want) {
+	if got := testfiles.ListDir(t, dir); !slices.Equal(got, want) {
 		t.Errorf("directory holds %v, want %v", got, want)
 	}
 }
@@ -238,7 +240,7 @@ func TestDescriptorPaths(t *testing.T) {
 	if b, _ := io.ReadAll(r); string(b) != "through the pipe" {
 		t.Errorf("pipe got %q", b)
 	}
-	dirHolds := dirNames(t, dir)
+	dirHolds := testfiles.ListDir(t, dir)
 	if !slices.Equal(dirHolds, []string{"log"}) {
 		t.Errorf("directory holds %v", dirHolds)
 	}
