@@ -63,7 +63,7 @@ func benchStep(p *polytope, src *memorySource) {
 		return
 	}
 	x, y, id, _ := src.Next()
-	p.Step(x, y == 1, id)
+	p.step(&x, y == 1, id)
 }
 
 // BenchmarkStepK is BenchmarkStep (h = 0) with more faces.
