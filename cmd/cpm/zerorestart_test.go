@@ -195,7 +195,7 @@ func TestStreamZeroBasedStdin(t *testing.T) {
 // scores of its --zero-based reading, whether the index 0 is on the first
 // line or only on the last (the 1-based pass fails there and the file is
 // read again), leaves no scores file from the pass given up, and reports
-// a bad line with its line and column as before.
+// a bad line with its line and column.
 func TestScoreZeroBasedNoNote(t *testing.T) {
 	dir := t.TempDir()
 	model := filepath.Join(dir, "m.model")

@@ -421,6 +421,25 @@ func BenchmarkLoadZeroBased(b *testing.B) {
 	}
 }
 
+// benchZeroScan times ZeroBasedAuto's scan alone of the 1-based file at
+// path, of textBytes bytes of text, read to its end.
+func benchZeroScan(b *testing.B, path string, textBytes int) {
+	b.SetBytes(int64(textBytes))
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		rc, err := core.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		zero, complete := hasIndexZero(nil, rc)
+		rc.Close()
+		if zero || !complete {
+			b.Fatal("scan of 1-based data found an index 0 or stopped")
+		}
+	}
+	reportCPU(b, cpu0, textBytes)
+}
+
 // BenchmarkZeroScan is auto's scan of a 1-based file (read to the end),
 // plain and zstd, without the memo.
 func BenchmarkZeroScan(b *testing.B) {
@@ -429,22 +448,7 @@ func BenchmarkZeroScan(b *testing.B) {
 		{"plain", benchData.plainPath},
 		{"zstd", benchData.zstPath},
 	} {
-		b.Run(tc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(benchData.text)))
-			cpu0 := cputime.Process()
-			for b.Loop() {
-				rc, err := core.Open(tc.path)
-				if err != nil {
-					b.Fatal(err)
-				}
-				zero, complete := hasIndexZero(nil, rc)
-				rc.Close()
-				if zero || !complete {
-					b.Fatal("scan of 1-based data found an index 0 or stopped")
-				}
-			}
-			reportCPU(b, cpu0, len(benchData.text))
-		})
+		b.Run(tc.name, func(b *testing.B) { benchZeroScan(b, tc.path, len(benchData.text)) })
 	}
 }
 

@@ -143,21 +143,7 @@ func BenchmarkStreamZstd8m(b *testing.B) {
 // BenchmarkZeroScanZstd8m is ZeroBasedAuto's scan alone of the
 // MNIST8m-like zstd file (1-based, so read to the end).
 func BenchmarkZeroScanZstd8m(b *testing.B) {
-	path := loadZstd8m(b)
-	b.SetBytes(int64(len(zstd8m.text)))
-	cpu0 := cputime.Process()
-	for b.Loop() {
-		rc, err := core.Open(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		zero, complete := hasIndexZero(nil, rc)
-		rc.Close()
-		if zero || !complete {
-			b.Fatal("scan of 1-based data found an index 0 or stopped")
-		}
-	}
-	reportCPU(b, cpu0, len(zstd8m.text))
+	benchZeroScan(b, loadZstd8m(b), len(zstd8m.text))
 }
 
 // BenchmarkParseChunk8m is the parsers' work alone: parseChunk over the

@@ -243,15 +243,19 @@ func TestAddKernelsPanicOnShortSource(t *testing.T) {
 		"Sub":       func() { Sub(make([]float64, 9), make([]float64, 8)) },
 		"RBFDot":    func() { RBFDot(make([]float64, 9), make([]float64, 9), 1, 1, make([]float32, 8)) },
 	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s with a short source did not panic", name)
-				}
-			}()
-			f()
-		}()
+		mustPanic(t, name+" with a short source", f)
 	}
+}
+
+// mustPanic fails the test unless f panics.
+func mustPanic(t *testing.T, what string, f func()) {
+	t.Helper()
+	defer func() {
+		if recover() == nil {
+			t.Errorf("%s: no panic", what)
+		}
+	}()
+	f()
 }
 
 // AddScaledCols and SetScaledCols equal the scalar loop of one AddScaled
@@ -275,23 +279,12 @@ func TestAddScaledColsMatchesScalarLoop(t *testing.T) {
 						offs[k] = rng.IntN(len(x) - n + 1)
 					}
 					a := randF64(rng, len(offs)+rng.IntN(2))
-					want := append([]float64(nil), dst...)
-					for k, o := range offs {
-						for i := range want {
-							want[i] += float64(float64(x[o+i]) * a[k])
-						}
-					}
 					got := append([]float64(nil), dst...)
 					AddScaledCols(got, x, offs, a)
-					sameSlices(t, "AddScaledCols", got, want)
+					sameSlices(t, "AddScaledCols", got, scaledCols(append([]float64(nil), dst...), x, offs, a))
 
-					want = make([]float64, n) // +0
-					for k, o := range offs {
-						for i := range want {
-							want[i] += float64(float64(x[o+i]) * a[k])
-						}
-					}
-					got = append(got[:0], dst...) // garbage SetScaledCols must not read
+					want := scaledCols(make([]float64, n), x, offs, a) // onto +0
+					got = append(got[:0], dst...)                      // garbage SetScaledCols must not read
 					for i := range got {
 						if i%3 == 0 {
 							got[i] = math.NaN()
@@ -305,19 +298,23 @@ func TestAddScaledColsMatchesScalarLoop(t *testing.T) {
 	}
 }
 
+// scaledCols is the scalar loop AddScaledCols matches: one AddScaled of
+// column offs[k] of x times a[k] onto dst per column, in column order.
+func scaledCols(dst []float64, x []float32, offs []int, a []float64) []float64 {
+	for k, o := range offs {
+		for i := range dst {
+			dst[i] += float64(float64(x[o+i]) * a[k])
+		}
+	}
+	return dst
+}
+
 func TestAddScaledColsPanicsOnShortInput(t *testing.T) {
 	for name, f := range map[string]func(){
 		"column past x": func() { AddScaledCols(make([]float64, 20), make([]float32, 30), []int{0, 11}, []float64{1, 2}) },
 		"short a":       func() { AddScaledCols(make([]float64, 20), make([]float32, 60), []int{0, 20}, []float64{1}) },
 	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: no panic", name)
-				}
-			}()
-			f()
-		}()
+		mustPanic(t, name, f)
 	}
 }
 
