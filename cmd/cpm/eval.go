@@ -67,19 +67,22 @@ func (r *evalResult) classIndex(y float32) int {
 // others), its scores file is discarded and the source read again with
 // opts as given, whose result or error is returned.
 func evaluate(ctx context.Context, m *model.Model, path, scoresPath string, so scoreOpts, opts ...reader.Option) (*evalResult, error) {
-	if src, err := input.Resolve(path); err == nil {
-		if first := src.OneBasedFirst(opts); first != nil {
-			res, err := evaluateOnce(ctx, m, path, scoresPath, so, first...)
-			if err == nil || ctx.Err() != nil {
-				return res, err
-			}
+	src, err := input.Resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	if first := src.OneBasedFirst(opts); first != nil {
+		res, err := evaluateOnce(ctx, m, src, path, scoresPath, so, first...)
+		if err == nil || ctx.Err() != nil {
+			return res, err
 		}
 	}
-	return evaluateOnce(ctx, m, path, scoresPath, so, opts...)
+	return evaluateOnce(ctx, m, src, path, scoresPath, so, opts...)
 }
 
-// evaluateOnce is one pass of evaluate, reading path with opts.
-func evaluateOnce(ctx context.Context, m *model.Model, path, scoresPath string, so scoreOpts, opts ...reader.Option) (*evalResult, error) {
+// evaluateOnce is one pass of evaluate over src, the source path names,
+// read with opts.
+func evaluateOnce(ctx context.Context, m *model.Model, src *input.Source, path, scoresPath string, so scoreOpts, opts ...reader.Option) (*evalResult, error) {
 	mk, err := newRowOutputsMaker(m, so.proba || so.metrics, so.proba)
 	if err != nil {
 		return nil, err
@@ -116,7 +119,7 @@ func evaluateOnce(ctx context.Context, m *model.Model, path, scoresPath string, 
 		}
 		sj.lines = newRowFormat(so, m.Classes)
 	}
-	st, err := openBlocks(path, 4096, opts...)
+	st, err := src.OpenBlocks(4096, 0, opts...)
 	if err != nil {
 		return nil, err
 	}
