@@ -131,27 +131,39 @@ func (b *Packer) MapEntries(f func(idx []uint32, val []float32) int) {
 }
 
 // rewrite applies f to the rows of p, which holds 4-byte indices and
-// values, in place, and sets the offsets, dim and maxRow of the rows
+// values, in place (rewriteRows), and sets the dim and maxRow of the rows
 // kept.
 func (p *Packed) rewrite(f func(idx []uint32, val []float32) int) {
-	off := 0
+	m := CSR{Labels: p.labels, Ptr: p.ptr, Idx: p.idx32, Val: p.val}
+	rewriteRows(&m, f)
+	p.idx32, p.val = m.Idx, m.Val
 	p.dim, p.maxRow = 0, 0
 	for r := range p.Rows() {
 		lo, hi := p.ptr[r], p.ptr[r+1]
-		k := f(p.idx32[lo:hi], p.val[lo:hi])
-		if off != lo {
-			copy(p.idx32[off:off+k], p.idx32[lo:lo+k])
-			copy(p.val[off:off+k], p.val[lo:lo+k])
+		if hi > lo {
+			p.dim = max(p.dim, int(p.idx32[hi-1])+1)
 		}
-		p.ptr[r] = off
-		off += k
-		if k > 0 {
-			p.dim = max(p.dim, int(p.idx32[off-1])+1)
-		}
-		p.maxRow = max(p.maxRow, k)
+		p.maxRow = max(p.maxRow, hi-lo)
 	}
-	p.ptr[p.Rows()] = off
-	p.idx32, p.val = p.idx32[:off], p.val[:off]
+}
+
+// rewriteRows applies f to every row of m in place, moving the kept
+// entries together, and returns m.
+func rewriteRows(m *CSR, f func(idx []uint32, val []float32) int) *CSR {
+	off := 0
+	for r := range m.Rows() {
+		lo, hi := m.Ptr[r], m.Ptr[r+1]
+		k := f(m.Idx[lo:hi], m.Val[lo:hi])
+		if off != lo {
+			copy(m.Idx[off:off+k], m.Idx[lo:lo+k])
+			copy(m.Val[off:off+k], m.Val[lo:lo+k])
+		}
+		m.Ptr[r] = off
+		off += k
+	}
+	m.Ptr[m.Rows()] = off
+	m.Idx, m.Val = m.Idx[:off], m.Val[:off]
+	return m
 }
 
 // compacts reports whether Pack with mode stores the rows of p, which
@@ -163,23 +175,6 @@ func (mode Packing) compacts(p *Packed) bool {
 	}
 	var d dictionary
 	return mode&PackCodes != 0 && mode.keepCodes(true) && d.addAll(p.val)
-}
-
-// rewriteRows applies f to every row of m in place, moving the kept
-// entries together, and returns m.
-func rewriteRows(m *CSR, f func(idx []uint32, val []float32) int) *CSR {
-	off := 0
-	for r := range m.Rows() {
-		lo, hi := m.Ptr[r], m.Ptr[r+1]
-		k := f(m.Idx[lo:hi], m.Val[lo:hi])
-		copy(m.Idx[off:off+k], m.Idx[lo:lo+k])
-		copy(m.Val[off:off+k], m.Val[lo:lo+k])
-		m.Ptr[r] = off
-		off += k
-	}
-	m.Ptr[m.Rows()] = off
-	m.Idx, m.Val = m.Idx[:off], m.Val[:off]
-	return m
 }
 
 // unpack returns the rows of s, one of b's blocks, as a CSR: aliasing s
